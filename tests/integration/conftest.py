@@ -1,0 +1,117 @@
+"""Shared fixtures: the real ZFS VM, and running collection modules on it with Ansible."""
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
+COLLECTIONS = REPO / 'build' / 'collections'
+# Counts every zfs process a module starts; the modules find it first on PATH.
+ZFS_WRAPPER = '#!/bin/sh\necho "$*" >> /run/zfs-calls.log\nexec /usr/sbin/zfs "$@"\n'
+# Space accounting moves on its own; everything else must stay put when nothing is changed.
+VOLATILE = {'used', 'available', 'referenced', 'written', 'logicalused', 'logicalreferenced',
+            'usedbydataset', 'usedbychildren', 'usedbysnapshots', 'usedbyrefreservation',
+            'compressratio', 'refcompressratio'}
+# One SSH connection per host for the whole run; handshakes are slow on an emulated CPU.
+SSH_REUSE = ['-o', 'ControlMaster=auto', '-o', 'ControlPersist=300s', '-o', 'ControlPath=/tmp/nzc-ssh-%C']
+
+
+def collections_path():
+    link = COLLECTIONS / 'ansible_collections' / 'nomad_zfs' / 'csi'
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(REPO)
+    return str(COLLECTIONS)
+
+
+class Vm:
+    """The running ZFS VM: SSH as root, and an inventory for Ansible."""
+
+    def __init__(self, facts, workdir):
+        self.port, self.key, self.pool = facts['ZFSVM_PORT'], facts['ZFSVM_KEY'], facts['ZFSVM_POOL']
+        self.inventory = workdir / 'inventory.ini'
+        self.inventory.write_text(
+            '[zfs]\nzfsvm ansible_host=127.0.0.1 ansible_port=%s ansible_user=root '
+            'ansible_ssh_private_key_file=%s ansible_python_interpreter=/usr/bin/python3\n' % (self.port, self.key))
+        self.workdir = workdir
+
+    def ssh_argv(self, user='root'):
+        return ['ssh', '-q', '-i', self.key, '-p', str(self.port), '-o', 'BatchMode=yes'] + SSH_REUSE + [
+            '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '%s@127.0.0.1' % user]
+
+    def sh(self, command, check=True, user='root'):
+        """Run a command in the VM; returns CompletedProcess with text output."""
+        proc = subprocess.run(self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=300)
+        if check and proc.returncode != 0:
+            raise AssertionError('VM command failed (%s): %s\n%s' % (proc.returncode, command, proc.stderr))
+        return proc
+
+    def zfs(self, *args, check=True):
+        return self.sh(' '.join(['/usr/sbin/zfs'] + [shlex.quote(a) for a in args]), check=check)
+
+    def state(self, root=None):
+        """Every dataset, snapshot and property under root (the pool by default), with sources."""
+        out = self.zfs('get', '-Hp', '-r', '-t', 'all', '-o', 'name,property,value,source', 'all',
+                       root or self.pool).stdout
+        return [line for line in out.splitlines() if line.split('\t')[1] not in VOLATILE]
+
+    def zfs_calls(self):
+        return self.sh('cat /run/zfs-calls.log 2>/dev/null || true').stdout.splitlines()
+
+
+@pytest.fixture(scope='session')
+def vm(tmp_path_factory):
+    already = subprocess.run(['bash', str(ZFSVM), 'status'], capture_output=True, text=True).returncode == 0
+    started = subprocess.run(['bash', str(ZFSVM), 'start'], capture_output=True, text=True)
+    if started.returncode != 0:
+        pytest.fail('ZFS VM did not start:\n%s' % started.stderr)
+    facts = dict(line.split('=', 1) for line in started.stdout.split() if '=' in line)
+    machine = Vm(facts, tmp_path_factory.mktemp('zfsvm'))
+    machine.sh("cat > /usr/local/sbin/zfs <<'EOF'\n%sEOF\nchmod 755 /usr/local/sbin/zfs" % ZFS_WRAPPER)
+    yield machine
+    if not already and not os.environ.get('ZFSVM_KEEP'):
+        subprocess.run(['bash', str(ZFSVM), 'stop'], check=False)
+
+
+class Result(dict):
+    """A module result, plus the text Ansible printed and the zfs processes it started."""
+    output = ''
+    zfs_calls = ()
+    rc = 0
+
+    @property
+    def failed(self):
+        # --tree drops the `failed` key; ansible exits 2 when a host failed.
+        return bool(self.get('failed')) or self.rc == 2
+
+
+@pytest.fixture(scope='session')
+def run_module(vm):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_PIPELINING='1',
+               ANSIBLE_HOST_KEY_CHECKING='0', ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0',
+               ANSIBLE_SSH_ARGS=' '.join(SSH_REUSE + ['-o', 'StrictHostKeyChecking=no',
+                                                      '-o', 'UserKnownHostsFile=/dev/null']))
+
+    def run(module, args, check=False, diff=False, verbosity=0):
+        before = len(vm.zfs_calls())
+        with tempfile.TemporaryDirectory() as tree:
+            argv = ['ansible', 'zfsvm', '-i', str(vm.inventory), '-m', 'nomad_zfs.csi.%s' % module,
+                    '-a', json.dumps(args), '--tree', tree]
+            argv += ['--check'] * check + ['--diff'] * diff + (['-' + 'v' * verbosity] if verbosity else [])
+            proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+            path = Path(tree) / 'zfsvm'
+            if not path.exists():
+                raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout, proc.stderr))
+            result = Result(json.loads(path.read_text()))
+        result.output = proc.stdout + proc.stderr
+        result.rc = proc.returncode
+        result.zfs_calls = vm.zfs_calls()[before:]
+        return result
+
+    return run

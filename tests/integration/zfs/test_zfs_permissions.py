@@ -1,0 +1,100 @@
+"""zfs_permissions and real delegation on OpenZFS in the VM."""
+
+import pytest
+
+
+@pytest.fixture(scope='module')
+def csi_user(vm):
+    vm.sh('id csi >/dev/null 2>&1 || useradd -m -s /bin/sh csi; getent group csiops >/dev/null || groupadd csiops')
+    vm.sh('mkdir -p ~csi/.ssh && cp /root/.ssh/authorized_keys ~csi/.ssh/ && chown -R csi: ~csi/.ssh')
+    return 'csi'
+
+
+def own_section(vm, name):
+    out = vm.zfs('allow', name).stdout
+    return out.split('---- Permissions on %s ' % name)[1].split('---- Permissions on')[0] if name in out else ''
+
+
+def test_present_is_idempotent_and_diffs(vm, run_module, base, csi_user):
+    args = {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount', 'snapshot']}
+    first = run_module('zfs_permissions', args, diff=True)
+    assert first['changed']
+    assert first['permissions']['principals']['user csi'] == {
+        'local': ['create', 'mount', 'snapshot'], 'descendent': ['create', 'mount', 'snapshot']}
+    assert first['diff']['before']['principals'] == {}
+    assert 'user csi create,mount,snapshot' in own_section(vm, base)
+    second = run_module('zfs_permissions', args, diff=True)
+    assert not second['changed'] and 'diff' not in second
+    assert second.zfs_calls == ['allow ' + base]
+
+
+def test_scopes_create_time_and_sets(vm, run_module, base, csi_user):
+    result = run_module('zfs_permissions', {
+        'name': base, 'users': [csi_user], 'groups': ['csiops'], 'permissions': ['@csi', 'create'],
+        'scope': 'descendents', 'create_time': ['destroy', 'snapshot'],
+        'sets': {'@csi': ['clone', 'promote']}})
+    assert result['changed']
+    section = own_section(vm, base)
+    assert '@csi clone,promote' in section
+    assert 'Create time permissions:\n\tdestroy,snapshot' in section
+    assert 'Descendent permissions:\n\tgroup csiops @csi,create\n\tuser csi @csi,create' in section
+    local = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['@csi', 'create'],
+                                           'scope': 'local'})
+    assert local['changed'] and local['commands'] == [['allow', '-u', 'csi', '-l', '@csi,create', base]]
+    assert 'Local+Descendent permissions:\n\tuser csi @csi,create' in own_section(vm, base)
+
+
+def test_absent_removes_only_what_is_listed(vm, run_module, base, csi_user):
+    vm.zfs('allow', '-u', csi_user, 'create,mount,snapshot', base)
+    result = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['snapshot'],
+                                            'state': 'absent'})
+    assert result['changed']
+    assert 'user csi create,mount\n' in own_section(vm, base)
+    everything = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'state': 'absent'})
+    assert everything['changed'] and own_section(vm, base).strip() == ''
+    again = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'state': 'absent'})
+    assert not again['changed']
+
+
+def test_exact_removes_unlisted_grants(vm, run_module, base, csi_user):
+    vm.zfs('allow', '-u', csi_user, 'create,destroy,rename', base)
+    vm.zfs('allow', '-g', 'csiops', 'snapshot', base)
+    vm.zfs('allow', '-c', 'destroy', base)
+    named = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
+                                           'state': 'exact'})
+    assert named['changed']
+    section = own_section(vm, base)
+    assert 'user csi create,mount\n' in section
+    assert 'group csiops snapshot' in section, 'exact_for=named leaves other principals alone'
+    assert 'destroy' in section.split('Create time permissions:')[1]
+
+    everything = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
+                                                'state': 'exact', 'exact_for': 'all'}, check=True)
+    assert everything['changed'] and own_section(vm, base) == section, 'check mode changed grants'
+    assert list(everything['permissions']['principals']) == ['user csi']
+    done = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
+                                          'state': 'exact', 'exact_for': 'all'})
+    assert done['changed']
+    assert own_section(vm, base).strip().splitlines() == ['Local+Descendent permissions:', 'user csi create,mount']
+    assert not run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
+                                              'state': 'exact', 'exact_for': 'all'})['changed']
+
+
+def test_ancestor_grants_are_reported_not_merged(vm, run_module, base, csi_user):
+    vm.zfs('create', base + '/child')
+    vm.zfs('allow', '-u', csi_user, 'snapshot', base)
+    result = run_module('zfs_permissions', {'name': base + '/child', 'users': [csi_user], 'permissions': ['create']})
+    assert result['permissions']['principals'] == {'user csi': {'local': ['create'], 'descendent': ['create']}}
+    assert result['inherited'][base]['principals']['user csi']['local'] == ['snapshot']
+
+
+def test_delegated_user_creates_under_parent_only(vm, run_module, base, csi_user):
+    run_module('zfs_permissions', {'name': base, 'users': [csi_user],
+                                   'permissions': ['create', 'destroy', 'mount', 'snapshot']})
+    made = vm.sh('/usr/sbin/zfs create %s/by-csi' % base, user=csi_user, check=False)
+    assert made.returncode in (0, 1), made.stderr
+    assert vm.zfs('list', '-H', '-o', 'name', base + '/by-csi').stdout.strip() == base + '/by-csi'
+    assert vm.sh('/usr/sbin/zfs snapshot %s/by-csi@s1' % base, user=csi_user, check=False).returncode == 0
+    outside = vm.sh('/usr/sbin/zfs create %s/outside-%s' % (vm.pool, csi_user), user=csi_user, check=False)
+    assert outside.returncode != 0 and 'permission denied' in outside.stderr
+    assert vm.zfs('list', '%s/outside-%s' % (vm.pool, csi_user), check=False).returncode != 0

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# A small Debian 12 VM with real OpenZFS, for tests and the local default stack.
+#
+#   zfsvm.sh build    build (or reuse) the cached image
+#   zfsvm.sh start    build if needed, boot, wait for SSH, create the pool; no-op if running
+#   zfsvm.sh stop     stop the VM by its own pid; no-op if stopped
+#   zfsvm.sh status   exit 0 and print connection facts if running, exit 3 if not
+#   zfsvm.sh ssh ...  run a command in the VM as root
+#
+# The image is cached outside the repo under a key made of the build recipe
+# (the functions below), the package list and the ZFS suite: editing the recipe
+# rebuilds it, editing start/stop does not.
+set -euo pipefail
+
+ZFS_SUITE=${ZFS_SUITE:-bookworm-backports}   # bookworm gives zfs 2.1.x
+CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
+RUN_DIR=${ZFSVM_RUN_DIR:-$CACHE/zfsvm/run}
+POOL=${ZFSVM_POOL:-tank}
+MEM=${ZFSVM_MEM:-2048}
+PACKAGES=systemd-sysv,udev,openssh-server,python3,kmod,iproute2,ifupdown,isc-dhcp-client,sudo,nfs-kernel-server,procps
+
+log() { printf '[zfsvm] %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# The host's own Debian mirror, so no host name is written into the repo.
+mirror() {
+  local uri
+  uri=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '$1=="deb" && $0 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$uri" ] || die "no Debian mirror found in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list"
+  printf '%s\n' "$uri"
+}
+
+need_host_tools() {
+  local missing=()
+  command -v debootstrap >/dev/null || missing+=(debootstrap)
+  command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+  command -v qemu-img >/dev/null || missing+=(qemu-utils)
+  command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
+  command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing host packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+build() {
+  [ -f "$IMAGE_DIR/ready" ] && return 0
+  need_host_tools
+  [ "$(id -u)" = 0 ] || die "building the image needs root (debootstrap, chroot)"
+  local work root m t0=$SECONDS
+  work=$(mktemp -d "$CACHE/zfsvm/build.XXXXXX")
+  root=$work/root
+  m=$(mirror)
+  # Unmount the chroot's pseudo filesystems whatever happens.
+  trap 'for d in dev/pts dev proc sys; do umount -l "$root/$d" 2>/dev/null || true; done' RETURN
+  log "debootstrap bookworm from $m"
+  debootstrap --variant=minbase --include="$PACKAGES" bookworm "$root" "$m" >"$work/debootstrap.log" 2>&1 \
+    || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed (log: $work/debootstrap.log)"; }
+  cat >"$root/etc/apt/sources.list" <<SRC
+deb $m bookworm main contrib
+deb $m bookworm-updates main contrib
+deb $m bookworm-backports main contrib
+SRC
+  for d in proc sys dev dev/pts; do mount --bind "/$d" "$root/$d"; done
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"; chmod +x "$root/usr/sbin/policy-rc.d"
+  log "installing kernel and OpenZFS ($ZFS_SUITE) in the chroot"
+  chroot "$root" /bin/sh -euc "
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends linux-image-amd64 linux-headers-amd64
+    apt-get install -y -qq --no-install-recommends -t $ZFS_SUITE zfs-dkms zfsutils-linux
+    apt-get clean
+  " >"$work/chroot.log" 2>&1 || { tail -30 "$work/chroot.log" >&2; die "chroot install failed (log: $work/chroot.log)"; }
+  ls "$root"/lib/modules/*/updates/dkms/zfs.ko* >/dev/null 2>&1 || die "zfs.ko was not built (log: $work/chroot.log)"
+  rm -f "$root/usr/sbin/policy-rc.d"
+  # Boot and login settings: DHCP on the user-mode NIC, root by key only.
+  echo zfsvm >"$root/etc/hostname"
+  printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\n' >"$root/etc/fstab"
+  printf 'auto lo\niface lo inet loopback\nauto eth0\niface eth0 inet dhcp\n' >"$root/etc/network/interfaces"
+  echo zfs >"$root/etc/modules-load.d/zfs.conf"
+  mkdir -p "$root/root/.ssh" && chmod 700 "$root/root/.ssh"
+  ssh-keygen -q -t ed25519 -N '' -C zfsvm-test -f "$work/id_ed25519"
+  cp "$work/id_ed25519.pub" "$root/root/.ssh/authorized_keys"
+  printf 'UseDNS no\n' >"$root/etc/ssh/sshd_config.d/zfsvm.conf"
+  for d in dev/pts dev proc sys; do umount -l "$root/$d"; done
+  cp "$root"/boot/vmlinuz-* "$work/vmlinuz"; cp "$root"/boot/initrd.img-* "$work/initrd.img"
+  chmod 644 "$work/vmlinuz" "$work/initrd.img"
+  log "making root.img"
+  mkfs.ext4 -q -F -L zfsvm-root -d "$root" "$work/root.img" 4G
+  rm -rf "$root"
+  mkdir -p "$(dirname "$IMAGE_DIR")"; rm -rf "$IMAGE_DIR"
+  mv "$work" "$IMAGE_DIR"; touch "$IMAGE_DIR/ready"
+  log "image ready in $((SECONDS - t0)) s: $IMAGE_DIR"
+}
+
+running() { [ -f "$RUN_DIR/qemu.pid" ] && kill -0 "$(cat "$RUN_DIR/qemu.pid")" 2>/dev/null; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+ssh_vm() {
+  ssh -q -i "$RUN_DIR/id_ed25519" -p "$(cat "$RUN_DIR/port")" -o BatchMode=yes \
+    -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 root@127.0.0.1 "$@"
+}
+
+start() {
+  if running; then status; return 0; fi
+  build
+  local port accel=(-accel tcg,thread=multi -cpu max) t0=$SECONDS
+  rm -rf "$RUN_DIR"; mkdir -p "$RUN_DIR"
+  cp "$IMAGE_DIR/id_ed25519" "$IMAGE_DIR/id_ed25519.pub" "$RUN_DIR/"; chmod 600 "$RUN_DIR/id_ed25519"
+  # A copy-on-write layer keeps the cached image pristine; the pool disk is new each boot.
+  qemu-img create -q -f qcow2 -F raw -b "$IMAGE_DIR/root.img" "$RUN_DIR/root.qcow2"
+  truncate -s "${ZFSVM_POOL_SIZE:-4G}" "$RUN_DIR/pool.img"
+  port=$(free_port); echo "$port" >"$RUN_DIR/port"
+  if [ "${ZFSVM_KVM:-0}" = 1 ]; then accel=(-accel kvm -cpu "${ZFSVM_KVM_CPU:-host}"); fi
+  qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
+    -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
+    -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet" \
+    -drive file="$RUN_DIR/root.qcow2",format=qcow2,if=virtio \
+    -drive file="$RUN_DIR/pool.img",format=raw,if=virtio \
+    -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$port"-:22 -device virtio-net-pci,netdev=n0 \
+    -display none -serial file:"$RUN_DIR/console.log" -daemonize -pidfile "$RUN_DIR/qemu.pid"
+  log "booting on 127.0.0.1:$port"
+  local deadline=$((SECONDS + ${ZFSVM_BOOT_TIMEOUT:-300}))
+  until ssh_vm true 2>/dev/null; do
+    running || { tail -20 "$RUN_DIR/console.log" >&2; die "qemu exited during boot"; }
+    [ $SECONDS -lt $deadline ] || { stop; die "no SSH within ${ZFSVM_BOOT_TIMEOUT:-300}s (console: $RUN_DIR/console.log)"; }
+    sleep 2
+  done
+  ssh_vm "modprobe zfs && (zpool list $POOL >/dev/null 2>&1 || zpool create -f -o ashift=12 $POOL /dev/vdb)" \
+    || { stop; die "could not create pool $POOL"; }
+  log "up in $((SECONDS - t0)) s, $(ssh_vm zfs version | head -1)"
+  status
+}
+
+stop() {
+  if running; then
+    local pid; pid=$(cat "$RUN_DIR/qemu.pid")
+    kill "$pid"
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+    log "stopped (pid $pid)"
+  fi
+  rm -f "$RUN_DIR/qemu.pid" "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img"
+}
+
+status() {
+  running || { log "not running"; return 3; }
+  printf 'ZFSVM_HOST=127.0.0.1\nZFSVM_PORT=%s\nZFSVM_KEY=%s\nZFSVM_POOL=%s\n' \
+    "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL"
+}
+
+KEY=$( { declare -f build mirror; echo "$PACKAGES $ZFS_SUITE"; } | sha256sum | cut -c1-16)
+IMAGE_DIR=$CACHE/zfsvm/image-$KEY
+
+cmd=${1:-status}; shift || true
+case $cmd in
+  build) build ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  ssh) ssh_vm "$@" ;;
+  *) die "usage: $0 build|start|stop|status|ssh CMD" ;;
+esac
