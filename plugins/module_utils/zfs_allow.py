@@ -16,7 +16,8 @@ __metaclass__ = type
 import copy
 import re
 
-_HEADER = re.compile(r'^---- Permissions on (\S+) -+\s*$')
+# Names longer than the 70-column ruler are printed with no trailing dashes.
+_HEADER = re.compile(r'^---- Permissions on (\S+)(?: -*)?\s*$')
 _SECTIONS = {
     'Permission sets:': 'sets',
     'Create time permissions:': 'create_time',

@@ -23,12 +23,9 @@ description:
   - Destroying never uses C(zfs destroy -R). A dataset with children or snapshots is
     destroyed only with O(recursive=true), and never when clones outside it depend on it.
 author:
-  - nomad_zfs.csi contributors
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
+extends_documentation_fragment:
+  - nomad_zfs.csi.attributes
 options:
   name:
     description:
@@ -307,9 +304,9 @@ def absent(module, zfs):
         module.fail_json(msg='%s has snapshots that clones outside it depend on (%s); promote or destroy '
                              'those clones first' % (name, ', '.join(sorted(outside_clones))))
     if (children or snapshots) and not p['recursive']:
+        found = ', '.join((children + snapshots)[:5])
         module.fail_json(msg='%s has %d child dataset(s) and %d snapshot(s) (%s); set recursive: true to '
-                             'destroy them too' % (name, len(children), len(snapshots),
-                                                    ', '.join((children + snapshots)[:5])))
+                             'destroy them too' % (name, len(children), len(snapshots), found))
     commands = [['destroy'] + (['-r'] if p['recursive'] else []) + [name]]
     if not module.check_mode:
         zfs.run(commands[0])

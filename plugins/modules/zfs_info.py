@@ -20,9 +20,9 @@ description:
   - Uses one C(zfs) process for all properties, plus one per dataset for permissions when
     O(permissions=true).
 author:
-  - nomad_zfs.csi contributors
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
-  - nomad_zfs.csi.info_module
+  - nomad_zfs.csi.attributes.info_module
 options:
   name:
     description: The root dataset to report, for example C(tank/nomad/csi).

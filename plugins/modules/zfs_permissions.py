@@ -21,12 +21,9 @@ description:
   - Runs one C(zfs) process when nothing differs, and writes only the differences.
   - Refuses to delegate on a pool's root dataset unless O(allow_pool_root=true).
 author:
-  - nomad_zfs.csi contributors
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
+extends_documentation_fragment:
+  - nomad_zfs.csi.attributes
 options:
   name:
     description: Dataset to delegate on, for example C(tank/nomad/csi).

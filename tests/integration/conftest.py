@@ -47,7 +47,7 @@ class Vm:
 
     def sh(self, command, check=True, user='root'):
         """Run a command in the VM; returns CompletedProcess with text output."""
-        proc = subprocess.run(self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=300, check=False)
         if check and proc.returncode != 0:
             raise AssertionError('VM command failed (%s): %s\n%s' % (proc.returncode, command, proc.stderr))
         return proc
@@ -67,8 +67,8 @@ class Vm:
 
 @pytest.fixture(scope='session')
 def vm(tmp_path_factory):
-    already = subprocess.run(['bash', str(ZFSVM), 'status'], capture_output=True, text=True).returncode == 0
-    started = subprocess.run(['bash', str(ZFSVM), 'start'], capture_output=True, text=True)
+    already = subprocess.run(['bash', str(ZFSVM), 'status'], capture_output=True, text=True, check=False).returncode == 0
+    started = subprocess.run(['bash', str(ZFSVM), 'start'], capture_output=True, text=True, check=False)
     if started.returncode != 0:
         pytest.fail('ZFS VM did not start:\n%s' % started.stderr)
     facts = dict(line.split('=', 1) for line in started.stdout.split() if '=' in line)
@@ -104,7 +104,7 @@ def run_module(vm):
             argv = ['ansible', 'zfsvm', '-i', str(vm.inventory), '-m', 'nomad_zfs.csi.%s' % module,
                     '-a', json.dumps(args), '--tree', tree]
             argv += ['--check'] * check + ['--diff'] * diff + (['-' + 'v' * verbosity] if verbosity else [])
-            proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+            proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
             path = Path(tree) / 'zfsvm'
             if not path.exists():
                 raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout, proc.stderr))

@@ -8,8 +8,20 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # Attributes shared by every read-only *_info module.
+    # Modules that change things: full check and diff support.
     DOCUMENTATION = r'''
+options: {}
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would change and changes nothing.
+  diff_mode:
+    support: full
+    description: Shows the state before and after the change.
+'''
+
+    # Read-only *_info modules.
+    INFO_MODULE = r'''
 options: {}
 attributes:
   check_mode:

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Install everything the tests and the demo need on a fresh Debian 12 machine:
+# apt packages, the Python venv and the ZFS VM image. Safe to run again; all
+# expensive results are cached under ~/.cache/nomad-zfs-csi keyed by their inputs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
+mkdir -p "$CACHE"
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+APT_PACKAGES=(debootstrap qemu-system-x86 qemu-utils e2fsprogs openssh-client git rsync)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "apt: ${missing[*]}"
+  sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The venv is keyed by the requirements and the interpreter, and linked as .venv.
+py=${PYTHON:-python3}
+key=$( { cat requirements.txt; "$py" -VV; } | sha256sum | cut -c1-12)
+venv=$CACHE/venv-$key
+if [ ! -f "$venv/.complete" ]; then
+  log "venv: $venv"
+  # A venv records its own path, so it is built in place; the marker says it finished.
+  rm -rf "$venv"; "$py" -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r requirements.txt
+  touch "$venv/.complete"
+fi
+ln -sfn "$venv" .venv
+
+# The collection as Ansible finds it: build/collections/ansible_collections/nomad_zfs/csi.
+mkdir -p build/collections/ansible_collections/nomad_zfs
+ln -sfn ../../../.. build/collections/ansible_collections/nomad_zfs/csi
+
+bash tests/zfsvm/zfsvm.sh build
+log "ready"
