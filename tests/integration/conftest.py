@@ -4,6 +4,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -12,6 +13,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
 COLLECTIONS = REPO / 'build' / 'collections'
+# The Ansible that belongs to the interpreter running the tests.
+BIN = Path(sys.executable).parent
 # Counts every zfs process a module starts; the modules find it first on PATH.
 ZFS_WRAPPER = '#!/bin/sh\necho "$*" >> /run/zfs-calls.log\nexec /usr/sbin/zfs "$@"\n'
 # Space accounting moves on its own; everything else must stay put when nothing is changed.
@@ -101,7 +104,7 @@ def run_module(vm):
     def run(module, args, check=False, diff=False, verbosity=0):
         before = len(vm.zfs_calls())
         with tempfile.TemporaryDirectory() as tree:
-            argv = ['ansible', 'zfsvm', '-i', str(vm.inventory), '-m', 'nomad_zfs.csi.%s' % module,
+            argv = [str(BIN / 'ansible'), 'zfsvm', '-i', str(vm.inventory), '-m', 'nomad_zfs.csi.%s' % module,
                     '-a', json.dumps(args), '--tree', tree]
             argv += ['--check'] * check + ['--diff'] * diff + (['-' + 'v' * verbosity] if verbosity else [])
             proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
