@@ -129,7 +129,8 @@ start() {
     [ $SECONDS -lt $deadline ] || { stop; die "no SSH within ${ZFSVM_BOOT_TIMEOUT:-300}s (console: $RUN_DIR/console.log)"; }
     sleep 2
   done
-  ssh_vm "modprobe zfs && (zpool list $POOL >/dev/null 2>&1 || zpool create -f -o ashift=12 $POOL /dev/vdb)" \
+  # The hosts entry keeps sudo from failing to resolve the VM's own name.
+  ssh_vm "grep -q zfsvm /etc/hosts || echo '127.0.1.1 zfsvm' >>/etc/hosts; modprobe zfs && (zpool list $POOL >/dev/null 2>&1 || zpool create -f -o ashift=12 $POOL /dev/vdb)" \
     || { stop; die "could not create pool $POOL"; }
   log "up in $((SECONDS - t0)) s, $(ssh_vm zfs version | head -1)"
   status

@@ -80,7 +80,8 @@ def test_exact_removes_unlisted_grants(vm, run_module, base, csi_user):
     done = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
                                           'state': 'exact', 'exact_for': 'all'})
     assert done['changed']
-    assert own_section(vm, base).strip().splitlines() == ['Local+Descendent permissions:', 'user csi create,mount']
+    assert [line.strip() for line in own_section(vm, base).strip().splitlines()] == [
+        'Local+Descendent permissions:', 'user csi create,mount']
     assert not run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
                                               'state': 'exact', 'exact_for': 'all'})['changed']
 
