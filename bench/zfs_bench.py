@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'tests' / 'integration'))
-from conftest import SSH_REUSE, Vm, ZFS_WRAPPER, ZFSVM, collections_path  # noqa: E402
+from zfsvm_client import SSH_REUSE, ZFS_WRAPPER, ZFSVM, Vm, collections_path  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '50'))
 REPEAT = int(os.environ.get('BENCH_REPEAT', '3'))

@@ -2,70 +2,13 @@
 
 import json
 import os
-import shlex
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
-COLLECTIONS = REPO / 'build' / 'collections'
-# The Ansible that belongs to the interpreter running the tests.
-BIN = Path(sys.executable).parent
-# Counts every zfs process a module starts; the modules find it first on PATH.
-ZFS_WRAPPER = '#!/bin/sh\necho "$*" >> /run/zfs-calls.log\nexec /usr/sbin/zfs "$@"\n'
-# Space accounting moves on its own; everything else must stay put when nothing is changed.
-VOLATILE = {'used', 'available', 'referenced', 'written', 'logicalused', 'logicalreferenced',
-            'usedbydataset', 'usedbychildren', 'usedbysnapshots', 'usedbyrefreservation',
-            'compressratio', 'refcompressratio'}
-# One SSH connection per host for the whole run; handshakes are slow on an emulated CPU.
-SSH_REUSE = ['-o', 'ControlMaster=auto', '-o', 'ControlPersist=300s', '-o', 'ControlPath=/tmp/nzc-ssh-%C']
-
-
-def collections_path():
-    link = COLLECTIONS / 'ansible_collections' / 'nomad_zfs' / 'csi'
-    if not link.exists():
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(REPO)
-    return str(COLLECTIONS)
-
-
-class Vm:
-    """The running ZFS VM: SSH as root, and an inventory for Ansible."""
-
-    def __init__(self, facts, workdir):
-        self.port, self.key, self.pool = facts['ZFSVM_PORT'], facts['ZFSVM_KEY'], facts['ZFSVM_POOL']
-        self.inventory = workdir / 'inventory.ini'
-        self.inventory.write_text(
-            '[zfs]\nzfsvm ansible_host=127.0.0.1 ansible_port=%s ansible_user=root '
-            'ansible_ssh_private_key_file=%s ansible_python_interpreter=/usr/bin/python3\n' % (self.port, self.key))
-        self.workdir = workdir
-
-    def ssh_argv(self, user='root'):
-        return ['ssh', '-q', '-i', self.key, '-p', str(self.port), '-o', 'BatchMode=yes'] + SSH_REUSE + [
-            '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '%s@127.0.0.1' % user]
-
-    def sh(self, command, check=True, user='root'):
-        """Run a command in the VM; returns CompletedProcess with text output."""
-        proc = subprocess.run(self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=300, check=False)
-        if check and proc.returncode != 0:
-            raise AssertionError('VM command failed (%s): %s\n%s' % (proc.returncode, command, proc.stderr))
-        return proc
-
-    def zfs(self, *args, check=True):
-        return self.sh(' '.join(['/usr/sbin/zfs'] + [shlex.quote(a) for a in args]), check=check)
-
-    def state(self, root=None):
-        """Every dataset, snapshot and property under root (the pool by default), with sources."""
-        out = self.zfs('get', '-Hp', '-r', '-t', 'all', '-o', 'name,property,value,source', 'all',
-                       root or self.pool).stdout
-        return [line for line in out.splitlines() if line.split('\t')[1] not in VOLATILE]
-
-    def zfs_calls(self):
-        return self.sh('cat /run/zfs-calls.log 2>/dev/null || true').stdout.splitlines()
+from zfsvm_client import BIN, SSH_REUSE, ZFS_WRAPPER, ZFSVM, Vm, collections_path
 
 
 @pytest.fixture(scope='session')

@@ -22,11 +22,12 @@ log() { printf '[build-go-tools] %s\n' "$*" >&2; }
 
 # copy_module MODULE VERSION -> prints a writable copy of the module source
 copy_module() {
-  local mod=$1 ver=$2 dir dest
+  local mod=$1 ver=$2 dir dest json
   dest=$CACHE/src/$(basename "$mod")-$ver
   if [ ! -f "$dest/go.mod" ]; then
-    dir=$(go mod download -json "$mod@$ver" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
-    [ -n "$dir" ] || { log "go mod download $mod@$ver gave no Dir"; exit 1; }
+    json=$(go mod download -json "$mod@$ver" || true)
+    dir=$(sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p' <<<"$json")
+    [ -n "$dir" ] || { log "go mod download $mod@$ver: $(sed -n 's/^\s*"Error": "\(.*\)"$/\1/p' <<<"$json")"; return 1; }
     rm -rf "$dest" && cp -r "$dir" "$dest" && chmod -R u+w "$dest"
   fi
   printf '%s\n' "$dest"
@@ -55,19 +56,23 @@ build_hostpath() {
   local out=$BIN/hostpathplugin-$HOSTPATH_VERSION src
   [ -x "$out" ] && return 0
   log "building csi-driver-host-path $HOSTPATH_VERSION"
-  src=$(copy_module github.com/kubernetes-csi/csi-driver-host-path "$HOSTPATH_VERSION")
+  src=$(copy_module github.com/kubernetes-csi/csi-driver-host-path "$HOSTPATH_VERSION") || return 1
   (cd "$src" && go build -mod=mod -trimpath -o "$out.tmp" ./cmd/hostpathplugin && mv "$out.tmp" "$out")
 }
 
 build_nomad
 build_pack
-build_hostpath
+# proxy.golang.org answers every csi-driver-host-path version with
+# "403 Forbidden: This module version is not available" here; report it and
+# go on, so the tools that can be built still are. Tests that need it say so.
+build_hostpath || log "csi-driver-host-path $HOSTPATH_VERSION could not be built (see above)"
 
 # Stable names for the rest of the repo, and a version check of each binary.
 ln -sf "nomad-$NOMAD_VERSION" "$BIN/nomad"
 ln -sf "nomad-pack-$PACK_VERSION" "$BIN/nomad-pack"
-ln -sf "hostpathplugin-$HOSTPATH_VERSION" "$BIN/hostpathplugin"
 "$BIN/nomad" version | grep -q "Nomad ${NOMAD_VERSION}" || { log "nomad version mismatch: $("$BIN/nomad" version)"; exit 1; }
 "$BIN/nomad-pack" version 2>&1 | grep -q "${PACK_VERSION#v}" || { log "nomad-pack version mismatch: $("$BIN/nomad-pack" version 2>&1)"; exit 1; }
-"$BIN/hostpathplugin" --version 2>&1 | grep -q "$HOSTPATH_VERSION" || log "hostpathplugin --version: $("$BIN/hostpathplugin" --version 2>&1 | head -1)"
+if [ -x "$BIN/hostpathplugin-$HOSTPATH_VERSION" ]; then
+  ln -sf "hostpathplugin-$HOSTPATH_VERSION" "$BIN/hostpathplugin"
+fi
 log "ok: $BIN"

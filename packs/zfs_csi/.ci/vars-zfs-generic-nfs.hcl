@@ -1,0 +1,18 @@
+driver                         = "zfs-generic-nfs"
+instance_id                    = "8f1c2e64-6f0e-4d7c-9a53-0c3f7b1f4a10"
+dataset_parent_name            = "tank/nomad/csi"
+detached_snapshots_parent_name = "tank/nomad/csi-snapshots"
+ssh_host                       = "storage1.example.internal"
+dataset_properties             = { compression = "lz4", atime = "off" }
+volumes = [{
+  id              = "pg-data"
+  name            = "pg-data"
+  capacity_min    = 1073741824
+  capacity_max    = 10737418240
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+  fs_type         = "nfs"
+  mount_flags     = ["nfsvers=4.2", "nolock"]
+  parameters      = {}
+  context         = {}
+}]

@@ -1,0 +1,168 @@
+[[- /* Small partials shared by the job templates. */ -]]
+
+[[- define "checks" -]]
+[[- $drivers := list "zfs-generic-nfs" "zfs-generic-iscsi" "zfs-local-dataset" "zfs-local-zvol" -]]
+[[- if not (has (var "driver" .) $drivers) -]]
+[[- fail (printf "variable driver: %q is not a driver this pack knows; use one of %s" (var "driver" .) (join ", " $drivers)) -]]
+[[- end -]]
+[[- if not (var "instance_id" .) -]]
+[[- fail "variable instance_id is required: set a stable UUID (for example from uuidgen) that never changes for this storage" -]]
+[[- end -]]
+[[- if not (var "dataset_parent_name" .) -]]
+[[- fail "variable dataset_parent_name is required: set the delegated parent dataset, e.g. tank/nomad/csi" -]]
+[[- end -]]
+[[- $snap := var "detached_snapshots_parent_name" . -]]
+[[- if and $snap (or (eq $snap (var "dataset_parent_name" .)) (hasPrefix (printf "%s/" (var "dataset_parent_name" .)) $snap)) -]]
+[[- fail "variable detached_snapshots_parent_name must not be, or be under, dataset_parent_name" -]]
+[[- end -]]
+[[- if and (hasPrefix "zfs-generic-" (var "driver" .)) (not (var "ssh_host" .)) -]]
+[[- fail (printf "variable ssh_host is required for driver %s: the storage host the controller reaches over SSH" (var "driver" .)) -]]
+[[- end -]]
+[[- end -]]
+
+[[- define "prefix" -]]
+[[- coalesce (var "job_name_prefix" .) (var "plugin_id" .) -]]
+[[- end -]]
+
+[[- define "placement" -]]
+[[- if var "region" . ]]
+  region      = [[ var "region" . | quote ]]
+[[- end ]]
+[[- if var "namespace" . ]]
+  namespace   = [[ var "namespace" . | quote ]]
+[[- end ]]
+  datacenters = [[ var "datacenters" . | toStringList ]]
+  node_pool   = [[ var "node_pool" . | quote ]]
+
+  constraint {
+    attribute = "${attr.kernel.name}"
+    value     = "linux"
+  }
+[[- if eq (var "task_driver" .) "docker" ]]
+
+  constraint {
+    attribute = "${attr.driver.docker.privileged.enabled}"
+    value     = "true"
+  }
+[[- end ]]
+[[- end -]]
+
+[[- /* democratic-csi's driver config; secrets come from a Nomad Variable at run time. */ -]]
+[[- define "driver_config" -]]
+driver: [[ var "driver" . ]]
+instance_id: [[ var "instance_id" . | quote ]]
+[[- if hasPrefix "zfs-generic-" (var "driver" .) ]]
+sshConnection:
+  host: [[ var "ssh_host" . | quote ]]
+  port: [[ var "ssh_port" . ]]
+  username: [[ var "ssh_username" . | quote ]]
+  privateKey: |
+{{ with nomadVar "[[ var "secrets_variable_path" . ]]" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
+[[- end ]]
+zfs:
+  cli:
+    sudoEnabled: [[ var "zfs_sudo" . ]]
+  datasetParentName: [[ var "dataset_parent_name" . | quote ]]
+[[- if var "detached_snapshots_parent_name" . ]]
+  detachedSnapshotsDatasetParentName: [[ var "detached_snapshots_parent_name" . | quote ]]
+[[- end ]]
+  datasetEnableQuotas: [[ var "dataset_enable_quotas" . ]]
+  datasetEnableReservation: [[ var "dataset_enable_reservation" . ]]
+[[- if var "dataset_properties" . ]]
+  datasetProperties:
+[[- range $k, $v := var "dataset_properties" . ]]
+    [[ $k | quote ]]: [[ $v | quote ]]
+[[- end ]]
+[[- end ]]
+[[- if eq (var "driver" .) "zfs-generic-nfs" ]]
+nfs:
+  shareStrategy: setDatasetProperties
+  shareStrategySetDatasetProperties:
+    properties:
+      sharenfs: [[ var "nfs_share_options" . | quote ]]
+  shareHost: [[ coalesce (var "nfs_share_host" .) (var "ssh_host" .) | quote ]]
+[[- end ]]
+[[- if eq (var "driver" .) "zfs-generic-iscsi" ]]
+iscsi:
+  shareStrategy: targetCli
+  shareStrategyTargetCli:
+    basename: [[ var "iscsi_base_name" . | quote ]]
+  targetPortal: [[ var "iscsi_target_portal" . | quote ]]
+[[- end ]]
+[[- end -]]
+
+[[- /* One plugin task; .mode is controller, node or monolith. */ -]]
+[[- define "plugin_task" -]]
+[[- $ctx := .ctx -]]
+    task "plugin" {
+      driver = [[ var "task_driver" $ctx | quote ]]
+
+      config {
+[[- if eq (var "task_driver" $ctx) "docker" ]]
+        image        = [[ var "image" $ctx | quote ]]
+        privileged   = true
+        network_mode = "host"
+        ipc_mode     = "host"
+        args = [
+          "--csi-version=[[ var "csi_version" $ctx ]]",
+          "--csi-name=[[ var "plugin_id" $ctx ]]",
+          "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
+[[- if eq .mode "monolith" ]]
+          "--csi-mode=controller",
+          "--csi-mode=node",
+[[- else ]]
+          "--csi-mode=[[ .mode ]]",
+[[- end ]]
+          "--server-socket=/csi/csi.sock",
+        ]
+[[- if ne .mode "controller" ]]
+        mount {
+          type     = "bind"
+          source   = "/run/udev"
+          target   = "/run/udev"
+          readonly = true
+        }
+[[- end ]]
+[[- if and (ne .mode "controller") (hasPrefix "zfs-local-" (var "driver" $ctx)) ]]
+        mount {
+          type   = "bind"
+          source = "/"
+          target = "/host"
+          bind_options {
+            propagation = "rshared"
+          }
+        }
+[[- end ]]
+[[- else ]]
+        command = [[ var "raw_exec_command" $ctx | quote ]]
+        args    = [[ var "raw_exec_args" $ctx | toStringList ]]
+[[- end ]]
+      }
+[[- if ne .mode "controller" ]]
+
+      env {
+        CSI_NODE_ID = "${attr.unique.hostname}"
+      }
+[[- end ]]
+
+      template {
+        destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        change_mode = "restart"
+        data        = <<EOH
+[[ template "driver_config" $ctx ]]
+EOH
+      }
+
+      csi_plugin {
+        id        = [[ var "plugin_id" $ctx | quote ]]
+        type      = [[ .mode | quote ]]
+        mount_dir = "/csi"
+      }
+
+      resources {
+[[- $res := ternary (var "controller_resources" $ctx) (var "node_resources" $ctx) (eq .mode "controller") ]]
+        cpu    = [[ $res.cpu ]]
+        memory = [[ $res.memory ]]
+      }
+    }
+[[- end -]]

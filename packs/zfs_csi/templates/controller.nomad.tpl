@@ -1,0 +1,18 @@
+[[- template "checks" . -]]
+[[- if hasPrefix "zfs-generic-" (var "driver" .) -]]
+job "[[ template "prefix" . ]]-controller" {
+  type = "service"
+[[ template "placement" . ]]
+
+  group "controller" {
+    count = [[ var "controller_count" . ]]
+
+    # Two controllers on one host protect against nothing.
+    constraint {
+      distinct_hosts = true
+    }
+
+[[ template "plugin_task" (dict "ctx" . "mode" "controller") ]]
+  }
+}
+[[- end -]]

@@ -1,0 +1,11 @@
+[[- template "checks" . -]]
+[[- $mode := ternary "node" "monolith" (hasPrefix "zfs-generic-" (var "driver" .)) -]]
+job "[[ template "prefix" . ]]-node" {
+  # Every client that may mount a volume runs the node plugin.
+  type = "system"
+[[ template "placement" . ]]
+
+  group "node" {
+[[ template "plugin_task" (dict "ctx" . "mode" $mode) ]]
+  }
+}

@@ -1,0 +1,196 @@
+variable "driver" {
+  description = "democratic-csi driver: zfs-generic-nfs, zfs-generic-iscsi, zfs-local-dataset or zfs-local-zvol."
+  type        = string
+  default     = "zfs-generic-nfs"
+}
+
+variable "plugin_id" {
+  description = "CSI plugin id in Nomad; also passed as --csi-name."
+  type        = string
+  default     = "zfs"
+}
+
+variable "job_name_prefix" {
+  description = "Prefix of the job names; empty means the plugin id."
+  type        = string
+  default     = ""
+}
+
+variable "instance_id" {
+  description = "Stable UUID of this driver instance (democratic-csi instance_id). Required."
+  type        = string
+  default     = ""
+}
+
+variable "dataset_parent_name" {
+  description = "Delegated parent dataset that holds every volume, e.g. tank/nomad/csi. Required."
+  type        = string
+  default     = ""
+}
+
+variable "detached_snapshots_parent_name" {
+  description = "Parent for detached snapshots; must not be under dataset_parent_name. Empty to omit."
+  type        = string
+  default     = ""
+}
+
+variable "dataset_properties" {
+  description = "Extra ZFS properties set on every volume dataset (zfs.datasetProperties)."
+  type        = map(string)
+  default     = {}
+}
+
+variable "dataset_enable_quotas" {
+  description = "Set refquota to the requested capacity (datasetEnableQuotas)."
+  type        = bool
+  default     = true
+}
+
+variable "dataset_enable_reservation" {
+  description = "Set refreservation to the requested capacity (datasetEnableReservation)."
+  type        = bool
+  default     = false
+}
+
+variable "zfs_sudo" {
+  description = "Run zfs through sudo (zfs.cli.sudoEnabled); needed for mount and share on Linux."
+  type        = bool
+  default     = true
+}
+
+variable "ssh_host" {
+  description = "Storage host the controller reaches over SSH (zfs-generic-* drivers)."
+  type        = string
+  default     = ""
+}
+
+variable "ssh_port" {
+  description = "SSH port of the storage host."
+  type        = number
+  default     = 22
+}
+
+variable "ssh_username" {
+  description = "Non-root service user on the storage host."
+  type        = string
+  default     = "csi"
+}
+
+variable "secrets_variable_path" {
+  description = "Nomad Variable holding ssh_private_key (and any other secret); read by the jobs' template block, never rendered into job text."
+  type        = string
+  default     = "nomad/jobs/zfs-csi"
+}
+
+variable "nfs_share_host" {
+  description = "Address clients mount NFS shares from (zfs-generic-nfs); defaults to ssh_host."
+  type        = string
+  default     = ""
+}
+
+variable "nfs_share_options" {
+  description = "sharenfs property value set on each volume dataset (zfs-generic-nfs)."
+  type        = string
+  default     = "rw,no_root_squash"
+}
+
+variable "iscsi_target_portal" {
+  description = "iSCSI portal host:port (zfs-generic-iscsi)."
+  type        = string
+  default     = ""
+}
+
+variable "iscsi_base_name" {
+  description = "iSCSI IQN base name (zfs-generic-iscsi)."
+  type        = string
+  default     = "iqn.2003-01.org.linux-iscsi.storage:nomad"
+}
+
+variable "image" {
+  description = "democratic-csi image, pinned."
+  type        = string
+  default     = "democraticcsi/democratic-csi:v1.9.4"
+}
+
+variable "csi_version" {
+  description = "CSI spec version democratic-csi speaks (--csi-version)."
+  type        = string
+  default     = "1.5.0"
+}
+
+variable "task_driver" {
+  description = "Task driver of the plugin tasks. docker for democratic-csi; tests use raw_exec."
+  type        = string
+  default     = "docker"
+}
+
+variable "raw_exec_command" {
+  description = "With task_driver = raw_exec: the plugin command (tests run a CSI test plugin this way)."
+  type        = string
+  default     = ""
+}
+
+variable "raw_exec_args" {
+  description = "With task_driver = raw_exec: the plugin arguments."
+  type        = list(string)
+  default     = []
+}
+
+variable "datacenters" {
+  description = "Datacenters the jobs may run in."
+  type        = list(string)
+  default     = ["*"]
+}
+
+variable "region" {
+  description = "Region of the jobs; empty for the agent's."
+  type        = string
+  default     = ""
+}
+
+variable "namespace" {
+  description = "Namespace of the jobs; empty for default."
+  type        = string
+  default     = ""
+}
+
+variable "node_pool" {
+  description = "Node pool of the jobs."
+  type        = string
+  default     = "default"
+}
+
+variable "controller_count" {
+  description = "Controller instances, placed on distinct hosts (zfs-generic-* drivers)."
+  type        = number
+  default     = 2
+}
+
+variable "controller_resources" {
+  description = "CPU (MHz) and memory (MB) of each controller."
+  type        = object({ cpu = number, memory = number })
+  default     = { cpu = 100, memory = 256 }
+}
+
+variable "node_resources" {
+  description = "CPU (MHz) and memory (MB) of each node plugin."
+  type        = object({ cpu = number, memory = number })
+  default     = { cpu = 100, memory = 256 }
+}
+
+variable "volumes" {
+  description = "CSI volumes to render as JSON specs (templates/volumes.json): id, name, capacity_min/max (bytes), access_mode, attachment_mode, fs_type, mount_flags, parameters, context."
+  type = list(object({
+    id              = string
+    name            = string
+    capacity_min    = number
+    capacity_max    = number
+    access_mode     = string
+    attachment_mode = string
+    fs_type         = string
+    mount_flags     = list(string)
+    parameters      = map(string)
+    context         = map(string)
+  }))
+  default = []
+}
