@@ -5,13 +5,13 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test unit sanity lint changelog integration demo vm-start vm-stop bench
+.PHONY: setup test unit sanity lint changelog pack integration demo vm-start vm-stop bench
 
 setup:
 	bash scripts/setup.sh
 
 ## The README's test command: set-up, then every check in order.
-test: setup unit sanity lint changelog integration
+test: setup unit sanity lint changelog pack integration
 
 unit:
 	$(VENV)/pytest -q tests/unit
@@ -24,6 +24,9 @@ lint:
 
 changelog:
 	$(VENV)/antsibull-changelog lint
+
+pack:
+	$(VENV)/pytest -q -p no:cacheprovider tests/pack
 
 integration:
 	$(VENV)/pytest -q -p no:cacheprovider tests/integration

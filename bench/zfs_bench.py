@@ -49,7 +49,7 @@ def main():
     for impl in ('ours', 'anchor'):
         vm.sh('/usr/sbin/zfs destroy -r tank/bench/%s 2>/dev/null; /usr/sbin/zfs create -p tank/bench/%s' % (impl, impl))
         cold = converge(vm, impl, vm.inventory)
-        idem = [converge(vm, impl, vm.inventory) for _ in range(REPEAT)]
+        idem = [converge(vm, impl, vm.inventory) for _run in range(REPEAT)]
         rows[impl] = (cold, idem)
         print('%s cold %s idempotent %s' % (impl, cold, idem), file=sys.stderr)
 
@@ -59,7 +59,7 @@ def main():
     ours, anchor = rows['ours'], rows['anchor']
     print('# zfs_dataset vs community.general.zfs: %d datasets x 4 properties (%s, %d idempotent runs)\n'
           % (N, version, REPEAT))
-    print('| run | module | wall s (median) | zfs processes | per dataset | zfs set calls | changed |')
+    print('| run | module | wall s (median) | zfs processes | per dataset | zfs set calls | recap changed |')
     print('|---|---|---|---|---|---|---|')
     for label, impl in (('nomad_zfs.csi.zfs_dataset', 'ours'), ('community.general.zfs', 'anchor')):
         cold, idem = rows[impl]

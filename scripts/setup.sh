@@ -38,5 +38,6 @@ ln -sfn "$venv" .venv
 mkdir -p build/collections/ansible_collections/nomad_zfs
 ln -sfn ../../../.. build/collections/ansible_collections/nomad_zfs/csi
 
+bash tests/tools/build-go-tools.sh
 bash tests/zfsvm/zfsvm.sh build
 log "ready"

@@ -1,0 +1,84 @@
+job "zfs-node" {
+  # Every client that may mount a volume runs the node plugin.
+  type = "system"
+
+  datacenters = ["*"]
+  node_pool   = "default"
+
+  constraint {
+    attribute = "${attr.kernel.name}"
+    value     = "linux"
+  }
+
+  constraint {
+    attribute = "${attr.driver.docker.privileged.enabled}"
+    value     = "true"
+  }
+
+  group "node" {
+    task "plugin" {
+      driver = "docker"
+
+      config {
+        image        = "democraticcsi/democratic-csi:v1.9.4"
+        privileged   = true
+        network_mode = "host"
+        ipc_mode     = "host"
+        args = [
+          "--csi-version=1.5.0",
+          "--csi-name=zfs",
+          "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
+          "--csi-mode=node",
+          "--server-socket=/csi/csi.sock",
+        ]
+        mount {
+          type     = "bind"
+          source   = "/run/udev"
+          target   = "/run/udev"
+          readonly = true
+        }
+      }
+
+      env {
+        CSI_NODE_ID = "${attr.unique.hostname}"
+      }
+
+      template {
+        destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        change_mode = "restart"
+        data        = <<EOH
+driver: zfs-generic-iscsi
+instance_id: "0c7f4c55-3b7d-4d67-8d43-5b0f5a0a8e21"
+sshConnection:
+  host: "storage1.example.internal"
+  port: 22
+  username: "csi"
+  privateKey: |
+{{ with nomadVar "nomad/jobs/zfs-csi" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
+zfs:
+  cli:
+    sudoEnabled: true
+  datasetParentName: "tank/nomad/zvols"
+  datasetEnableQuotas: true
+  datasetEnableReservation: false
+iscsi:
+  shareStrategy: targetCli
+  shareStrategyTargetCli:
+    basename: "iqn.2003-01.org.linux-iscsi.storage:nomad"
+  targetPortal: "storage1.example.internal:3260"
+EOH
+      }
+
+      csi_plugin {
+        id        = "zfs"
+        type      = "node"
+        mount_dir = "/csi"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}

@@ -1,0 +1,89 @@
+job "zfs-node" {
+  # Every client that may mount a volume runs the node plugin.
+  type = "system"
+
+  datacenters = ["*"]
+  node_pool   = "default"
+
+  constraint {
+    attribute = "${attr.kernel.name}"
+    value     = "linux"
+  }
+
+  constraint {
+    attribute = "${attr.driver.docker.privileged.enabled}"
+    value     = "true"
+  }
+
+  group "node" {
+    task "plugin" {
+      driver = "docker"
+
+      config {
+        image        = "democraticcsi/democratic-csi:v1.9.4"
+        privileged   = true
+        network_mode = "host"
+        ipc_mode     = "host"
+        args = [
+          "--csi-version=1.5.0",
+          "--csi-name=zfs",
+          "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
+          "--csi-mode=node",
+          "--server-socket=/csi/csi.sock",
+        ]
+        mount {
+          type     = "bind"
+          source   = "/run/udev"
+          target   = "/run/udev"
+          readonly = true
+        }
+      }
+
+      env {
+        CSI_NODE_ID = "${attr.unique.hostname}"
+      }
+
+      template {
+        destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        change_mode = "restart"
+        data        = <<EOH
+driver: zfs-generic-nfs
+instance_id: "8f1c2e64-6f0e-4d7c-9a53-0c3f7b1f4a10"
+sshConnection:
+  host: "storage1.example.internal"
+  port: 22
+  username: "csi"
+  privateKey: |
+{{ with nomadVar "nomad/jobs/zfs-csi" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
+zfs:
+  cli:
+    sudoEnabled: true
+  datasetParentName: "tank/nomad/csi"
+  detachedSnapshotsDatasetParentName: "tank/nomad/csi-snapshots"
+  datasetEnableQuotas: true
+  datasetEnableReservation: false
+  datasetProperties:
+    "atime": "off"
+    "compression": "lz4"
+nfs:
+  shareStrategy: setDatasetProperties
+  shareStrategySetDatasetProperties:
+    properties:
+      sharenfs: "rw,no_root_squash"
+  shareHost: "storage1.example.internal"
+EOH
+      }
+
+      csi_plugin {
+        id        = "zfs"
+        type      = "node"
+        mount_dir = "/csi"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}

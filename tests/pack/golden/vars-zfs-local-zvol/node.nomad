@@ -1,0 +1,83 @@
+job "zfs-node" {
+  # Every client that may mount a volume runs the node plugin.
+  type = "system"
+
+  namespace   = "storage"
+  datacenters = ["*"]
+  node_pool   = "default"
+
+  constraint {
+    attribute = "${attr.kernel.name}"
+    value     = "linux"
+  }
+
+  constraint {
+    attribute = "${attr.driver.docker.privileged.enabled}"
+    value     = "true"
+  }
+
+  group "node" {
+    task "plugin" {
+      driver = "docker"
+
+      config {
+        image        = "democraticcsi/democratic-csi:v1.9.4"
+        privileged   = true
+        network_mode = "host"
+        ipc_mode     = "host"
+        args = [
+          "--csi-version=1.5.0",
+          "--csi-name=zfs",
+          "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
+          "--csi-mode=controller",
+          "--csi-mode=node",
+          "--server-socket=/csi/csi.sock",
+        ]
+        mount {
+          type     = "bind"
+          source   = "/run/udev"
+          target   = "/run/udev"
+          readonly = true
+        }
+        mount {
+          type   = "bind"
+          source = "/"
+          target = "/host"
+          bind_options {
+            propagation = "rshared"
+          }
+        }
+      }
+
+      env {
+        CSI_NODE_ID = "${attr.unique.hostname}"
+      }
+
+      template {
+        destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        change_mode = "restart"
+        data        = <<EOH
+driver: zfs-local-zvol
+instance_id: "b2b7f9c4-1a57-4c1e-8e2d-7c6f3f0d9b44"
+zfs:
+  cli:
+    sudoEnabled: true
+  datasetParentName: "tank/nomad/localzvol"
+  datasetEnableQuotas: true
+  datasetEnableReservation: false
+EOH
+      }
+
+      csi_plugin {
+        id        = "zfs"
+        type      = "monolith"
+        mount_dir = "/csi"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}

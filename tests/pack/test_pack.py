@@ -1,0 +1,113 @@
+"""The zfs_csi pack, checked with the real nomad-pack and Nomad, per .ci/vars-*.hcl."""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import PACK
+
+VARS = sorted((PACK / '.ci').glob('vars-*.hcl'))
+GOLDEN = Path(__file__).parent / 'golden'
+
+
+def render(tools, out, *args):
+    return subprocess.run([tools['nomad-pack'], 'render', str(PACK), '-o', str(out)] + list(args),
+                          capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL, timeout=120)
+
+
+def rendered(out):
+    return sorted(p for p in (out / 'zfs_csi').iterdir())
+
+
+def test_every_driver_has_a_ci_vars_file():
+    drivers = {'zfs-generic-nfs', 'zfs-generic-iscsi', 'zfs-local-dataset', 'zfs-local-zvol'}
+    assert {p.stem[len('vars-'):] for p in VARS} >= drivers
+
+
+@pytest.mark.parametrize('varfile', VARS, ids=[v.stem for v in VARS])
+def test_render_fmt_validate_plan(tools, agent, tmp_path, varfile):
+    proc = render(tools, tmp_path, '-f', str(varfile))
+    assert proc.returncode == 0, proc.stderr
+    files = rendered(tmp_path)
+    jobs = [f for f in files if f.suffix == '.nomad']
+    generic = 'generic' in varfile.stem
+    assert [f.name for f in jobs] == (['controller.nomad', 'node.nomad'] if generic else ['node.nomad'])
+    for job in jobs:
+        fmt = subprocess.run([tools['nomad'], 'fmt', '-check', str(job)], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL, timeout=120)
+        assert fmt.returncode == 0, 'nomad fmt -check %s:\n%s' % (job.name, fmt.stdout + fmt.stderr)
+        valid = subprocess.run([tools['nomad'], 'job', 'validate', str(job)], capture_output=True, text=True,
+                               env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+        assert valid.returncode == 0 and 'Job validation successful' in valid.stdout, valid.stdout + valid.stderr
+        assert 'connection to Nomad agent couldn' not in valid.stdout + valid.stderr
+    volumes = json.loads((tmp_path / 'zfs_csi' / 'volumes.json').read_text())
+    assert isinstance(volumes['Volumes'], list)
+    plan = subprocess.run([tools['nomad-pack'], 'plan', str(PACK), '-f', str(varfile)], capture_output=True,
+                          text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    # Exit 255 is an error; 0 or 1 says whether allocations would change (a system job in an
+    # empty node pool places none). The job diff is what must show: nothing is registered yet.
+    assert plan.returncode in (0, 1), plan.stdout + plan.stderr
+    expected = ['+ Job: "zfs-controller"', '+ Job: "zfs-node"'] if generic else ['+ Job: "zfs-node"']
+    output = plan.stdout + plan.stderr
+    assert sorted(set(re.findall(r'\+ Job: "[^"]+"', output))) == expected, output
+
+
+@pytest.mark.parametrize('varfile', VARS, ids=[v.stem for v in VARS])
+def test_golden_output(tools, tmp_path, varfile):
+    """Rendered output is guarded; UPDATE_GOLDEN=1 rewrites it on purpose."""
+    assert render(tools, tmp_path, '-f', str(varfile)).returncode == 0
+    golden = GOLDEN / varfile.stem
+    if os.environ.get('UPDATE_GOLDEN'):
+        golden.mkdir(parents=True, exist_ok=True)
+        for old in golden.iterdir():
+            old.unlink()
+        for f in rendered(tmp_path):
+            (golden / f.name).write_text(f.read_text())
+    assert sorted(p.name for p in golden.iterdir()) == [f.name for f in rendered(tmp_path)]
+    for f in rendered(tmp_path):
+        assert f.read_text() == (golden / f.name).read_text(), '%s differs from %s' % (f.name, golden)
+
+
+def test_bad_driver_lists_valid_ones(tools, tmp_path):
+    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-local-dataset.hcl'),
+                  '--var', 'driver=zfs-nfs')
+    assert proc.returncode != 0
+    assert ('variable driver = "zfs-nfs" is not a driver this pack knows; use one of zfs-generic-nfs, '
+            'zfs-generic-iscsi, zfs-local-dataset, zfs-local-zvol') in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize('missing,message', [
+    ('instance_id', 'variable instance_id is required'),
+    ('dataset_parent_name', 'variable dataset_parent_name is required'),
+    ('ssh_host', 'variable ssh_host is required for driver zfs-generic-nfs'),
+])
+def test_missing_required_variables(tools, tmp_path, missing, message):
+    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'), '--var', '%s=' % missing)
+    assert proc.returncode != 0
+    assert message in proc.stdout + proc.stderr
+
+
+def test_secret_stays_in_the_nomad_variable(tools, agent, tmp_path):
+    """The SSH key is read by the job's template at run time; job text and the stored job never hold it."""
+    secret = 'SENTINEL-PRIVATE-KEY-%d' % os.getpid()
+    varfile = PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'
+    put = subprocess.run([tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/zfs-csi', 'ssh_private_key=' + secret],
+                         capture_output=True, text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    assert put.returncode == 0, put.stderr
+    assert render(tools, tmp_path, '-f', str(varfile)).returncode == 0
+    for f in rendered(tmp_path):
+        assert secret not in f.read_text()
+    assert '{{ with nomadVar "nomad/jobs/zfs-csi" }}' in (tmp_path / 'zfs_csi' / 'controller.nomad').read_text()
+    run = subprocess.run([tools['nomad-pack'], 'run', '--detach', str(PACK), '-f', str(varfile)], capture_output=True,
+                         text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    stored = json.dumps(agent.get('/v1/job/zfs-controller'))
+    assert 'nomadVar' in stored and secret not in stored
+    plan = subprocess.run([tools['nomad-pack'], 'plan', str(PACK), '-f', str(varfile)], capture_output=True,
+                          text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    assert plan.returncode in (0, 1), plan.stdout + plan.stderr
+    output = plan.stdout + plan.stderr
+    assert re.findall(r'[+-] Job: "zfs-controller"', output) == [], 'a plan right after run shows no change:\n' + output
