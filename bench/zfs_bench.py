@@ -13,17 +13,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'tests' / 'integration'))
-from zfsvm_client import SSH_REUSE, ZFS_WRAPPER, ZFSVM, Vm, collections_path  # noqa: E402
+from zfsvm_client import ZFS_WRAPPER, ZFSVM, Vm, ansible_env  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '50'))
 REPEAT = int(os.environ.get('BENCH_REPEAT', '3'))
 
 
 def converge(vm, impl, inventory):
-    env = dict(os.environ, BENCH_N=str(N), BENCH_IMPL=impl, ANSIBLE_PIPELINING='1',
-               ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_HOST_KEY_CHECKING='0',
-               ANSIBLE_SSH_ARGS=' '.join(SSH_REUSE + ['-o', 'StrictHostKeyChecking=no',
-                                                      '-o', 'UserKnownHostsFile=/dev/null']))
+    env = ansible_env(BENCH_N=N, BENCH_IMPL=impl)
     vm.sh(': > /run/zfs-calls.log')
     start = time.monotonic()
     proc = subprocess.run([str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(inventory), str(HERE / 'zfs_converge.yml')],

@@ -11,6 +11,7 @@ import re
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_props import parse_source
 
+_INTEGER = re.compile(r'^-?[0-9]+$')
 _MISSING = re.compile(r"cannot open '([^']+)': dataset does not exist")
 
 
@@ -35,12 +36,19 @@ def parse_get(stdout):
     return result
 
 
-def properties_with_sources(props):
+def typed_value(value):
+    """Integers for numeric values and None for '-', as zfs_info returns them."""
+    if value == '-':
+        return None
+    return int(value) if _INTEGER.match(value) else value
+
+
+def properties_with_sources(props, typed=False):
     """{property: (value, source)} into the structure the modules return."""
     out = {}
     for prop, (value, source) in sorted(props.items()):
         kind, inherited_from = parse_source(source)
-        entry = {'value': value, 'source': kind}
+        entry = {'value': typed_value(value) if typed else value, 'source': kind}
         if inherited_from:
             entry['inherited_from'] = inherited_from
         out[prop] = entry

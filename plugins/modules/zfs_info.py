@@ -102,35 +102,13 @@ exists:
   sample: true
 '''
 
-import re
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_allow import empty_grants, parse_allow, to_plain
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_cli import Zfs, ZfsError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_cli import Zfs, ZfsError, properties_with_sources
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_names import dataset_name_error
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_props import (
-    PropertyError, canonical_name, check_name_format, parse_source)
-
-_INTEGER = re.compile(r'^-?[0-9]+$')
-
-
-def typed(value):
-    if value == '-':
-        return None
-    return int(value) if _INTEGER.match(value) else value
-
-
-def describe(props):
-    out = {}
-    for prop, (value, source) in sorted(props.items()):
-        kind, inherited_from = parse_source(source)
-        entry = {'value': typed(value), 'source': kind}
-        if inherited_from:
-            entry['inherited_from'] = inherited_from
-        out[prop] = entry
-    return out
-
+    PropertyError, canonical_name, check_name_format)
 
 def main():
     module = AnsibleModule(
@@ -168,7 +146,8 @@ def main():
         for name in sorted(found, key=lambda n: (n.split('@')[0].split('/'), n)):
             raw = found[name]
             kind = raw.get('type', ('',))[0]
-            props_out = describe(dict((k, v) for k, v in raw.items() if k != 'type' or not props or 'type' in props))
+            shown = dict((k, v) for k, v in raw.items() if k != 'type' or not props or 'type' in props)
+            props_out = properties_with_sources(shown, typed=True)
             if kind == 'snapshot':
                 parent = by_name.get(name.split('@')[0])
                 if parent is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from zfsvm_client import BIN, SSH_REUSE, ZFS_WRAPPER, ZFSVM, Vm, collections_path
+from zfsvm_client import BIN, ZFS_WRAPPER, ZFSVM, Vm, ansible_env
 
 
 @pytest.fixture(scope='session')
@@ -39,10 +39,7 @@ class Result(dict):
 
 @pytest.fixture(scope='session')
 def run_module(vm):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_PIPELINING='1',
-               ANSIBLE_HOST_KEY_CHECKING='0', ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0',
-               ANSIBLE_SSH_ARGS=' '.join(SSH_REUSE + ['-o', 'StrictHostKeyChecking=no',
-                                                      '-o', 'UserKnownHostsFile=/dev/null']))
+    env = ansible_env()
 
     def run(module, args, check=False, diff=False, verbosity=0):
         before = len(vm.zfs_calls())

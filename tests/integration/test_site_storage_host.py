@@ -1,17 +1,13 @@
 """playbooks/site.yml with inventories/local against the real ZFS VM: converge, idempotence, least privilege."""
 
-import os
 import re
 import subprocess
 
-from zfsvm_client import BIN, REPO, SSH_REUSE, collections_path
+from zfsvm_client import BIN, REPO, ansible_env
 
 
 def site(vm):
-    env = dict(os.environ, ZFSVM_PORT=str(vm.port), ZFSVM_KEY=vm.key, ANSIBLE_PIPELINING='1',
-               ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_HOST_KEY_CHECKING='0', ANSIBLE_NOCOLOR='1',
-               ANSIBLE_SSH_ARGS=' '.join(SSH_REUSE + ['-o', 'StrictHostKeyChecking=no',
-                                                      '-o', 'UserKnownHostsFile=/dev/null']))
+    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key)
     proc = subprocess.run([str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'),
                            str(REPO / 'playbooks' / 'site.yml')], capture_output=True, text=True, env=env,
                           check=False, timeout=1200)

@@ -3,6 +3,7 @@
 Shared by the integration tests and the benchmarks; it needs no pytest.
 """
 
+import os
 import shlex
 import subprocess
 import sys
@@ -21,6 +22,16 @@ VOLATILE = {'used', 'available', 'referenced', 'written', 'logicalused', 'logica
             'compressratio', 'refcompressratio'}
 # One SSH connection per host for the whole run; handshakes are slow on an emulated CPU.
 SSH_REUSE = ['-o', 'ControlMaster=auto', '-o', 'ControlPersist=300s', '-o', 'ControlPath=/tmp/nzc-ssh-%C']
+
+
+def ansible_env(**extra):
+    """Environment for ansible and ansible-playbook runs against the VM."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_PIPELINING='1',
+               ANSIBLE_HOST_KEY_CHECKING='0', ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0',
+               ANSIBLE_SSH_ARGS=' '.join(SSH_REUSE + ['-o', 'StrictHostKeyChecking=no',
+                                                      '-o', 'UserKnownHostsFile=/dev/null']))
+    env.update((k, str(v)) for k, v in extra.items())
+    return env
 
 
 def collections_path():

@@ -17,3 +17,10 @@ def test_values_with_tabs_and_inherited_source():
     assert props['com.x:note'] == ('a\tb', 'inherited from tank')
     assert properties_with_sources(props)['com.x:note'] == {
         'value': 'a\tb', 'source': 'inherited', 'inherited_from': 'tank'}
+
+
+def test_typed_values_for_info():
+    props = {'used': ('4096', 'none'), 'origin': ('-', '-'), 'compression': ('lz4', 'local')}
+    assert properties_with_sources(props, typed=True) == {
+        'used': {'value': 4096, 'source': 'none'}, 'origin': {'value': None, 'source': 'none'},
+        'compression': {'value': 'lz4', 'source': 'local'}}
