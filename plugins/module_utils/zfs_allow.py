@@ -89,7 +89,7 @@ def _split(perms):
     return set(p for p in perms.split(',') if p)
 
 
-def check_permission(perm, known_sets=()):
+def check_permission(perm):
     if perm.startswith('@'):
         if not _SET_NAME.match(perm):
             return "%r is not a permission set name (write @name)" % perm

@@ -56,11 +56,10 @@ def properties_with_sources(props, typed=False):
 
 
 class Zfs(object):
-    """Runs zfs for one module invocation, and counts the processes it started."""
+    """Runs zfs for one module invocation."""
 
     def __init__(self, module):
         self.module = module
-        self.calls = []
         self._bin = None
 
     @property
@@ -75,7 +74,6 @@ class Zfs(object):
 
     def run(self, args, check=True):
         argv = [self.bin] + list(args)
-        self.calls.append(argv[1:])
         rc, out, err = self.module.run_command(argv, environ_update={'LC_ALL': 'C'})
         if check and rc != 0:
             raise ZfsError(['zfs'] + list(args), rc, err)

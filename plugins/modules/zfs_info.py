@@ -110,6 +110,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_names import dat
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_props import (
     PropertyError, canonical_name, check_name_format)
 
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
