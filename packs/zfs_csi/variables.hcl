@@ -136,6 +136,12 @@ variable "raw_exec_args" {
   default     = []
 }
 
+variable "stage_publish_base_dir" {
+  description = "With task_driver = raw_exec: where the plugin stages and publishes, as a host path. A raw_exec plugin has no /local of its own, so set it to <client data_dir>/client/csi/node/<plugin_id>, the directory Nomad mounts volumes from. Empty keeps Nomad's default."
+  type        = string
+  default     = ""
+}
+
 variable "datacenters" {
   description = "Datacenters the jobs may run in."
   type        = list(string)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build Nomad, nomad-pack and the host-path CSI plugin from their Go modules.
+# Build Nomad, nomad-pack and the test CSI plugin from their Go modules.
 # `go install pkg@version` refuses modules whose go.mod has replace directives,
 # so each module is copied out of the module cache and built in place.
 # Binaries, GOMODCACHE and GOCACHE live outside the repo, keyed by version.
@@ -11,7 +11,7 @@ NOMAD_VERSION=${NOMAD_VERSION:-v1.11.3}
 # here; the nearest revision the proxy serves is used instead, for both builds.
 NOMAD_API_PSEUDO=${NOMAD_API_PSEUDO:-v0.0.0-20260730080045-c3018272781e}
 PACK_VERSION=${PACK_VERSION:-v0.4.2}
-HOSTPATH_VERSION=${HOSTPATH_VERSION:-v1.18.0}
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build GOFLAGS=-modcacherw CGO_ENABLED=0
@@ -52,27 +52,24 @@ build_pack() {
      && go build -mod=mod -trimpath -o "$out.tmp" . && mv "$out.tmp" "$out")
 }
 
-build_hostpath() {
-  local out=$BIN/hostpathplugin-$HOSTPATH_VERSION src
-  [ -x "$out" ] && return 0
-  log "building csi-driver-host-path $HOSTPATH_VERSION"
-  src=$(copy_module github.com/kubernetes-csi/csi-driver-host-path "$HOSTPATH_VERSION") || return 1
-  (cd "$src" && go build -mod=mod -trimpath -o "$out.tmp" ./cmd/hostpathplugin && mv "$out.tmp" "$out")
+# csi-driver-host-path is what the tests would run, but proxy.golang.org answers
+# every version with "403 Forbidden: This module version is not available" here.
+# tests/tools/csi-dirplugin is a minimal stand-in built from the CSI spec module.
+build_dirplugin() {
+  local src=$REPO/tests/tools/csi-dirplugin key out
+  key=$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-12)
+  out=$BIN/csi-dirplugin-$key
+  [ -x "$out" ] || { log "building csi-dirplugin $key"; (cd "$src" && go build -trimpath -o "$out.tmp" . && mv "$out.tmp" "$out"); }
+  ln -sf "csi-dirplugin-$key" "$BIN/csi-dirplugin"
 }
 
 build_nomad
 build_pack
-# proxy.golang.org answers every csi-driver-host-path version with
-# "403 Forbidden: This module version is not available" here; report it and
-# go on, so the tools that can be built still are. Tests that need it say so.
-build_hostpath || log "csi-driver-host-path $HOSTPATH_VERSION could not be built (see above)"
+build_dirplugin
 
 # Stable names for the rest of the repo, and a version check of each binary.
 ln -sf "nomad-$NOMAD_VERSION" "$BIN/nomad"
 ln -sf "nomad-pack-$PACK_VERSION" "$BIN/nomad-pack"
 "$BIN/nomad" version | grep -q "Nomad ${NOMAD_VERSION}" || { log "nomad version mismatch: $("$BIN/nomad" version)"; exit 1; }
 "$BIN/nomad-pack" version 2>&1 | grep -q "${PACK_VERSION#v}" || { log "nomad-pack version mismatch: $("$BIN/nomad-pack" version 2>&1)"; exit 1; }
-if [ -x "$BIN/hostpathplugin-$HOSTPATH_VERSION" ]; then
-  ln -sf "hostpathplugin-$HOSTPATH_VERSION" "$BIN/hostpathplugin"
-fi
 log "ok: $BIN"

@@ -155,9 +155,17 @@ EOH
       }
 
       csi_plugin {
+[[- /* Two layouts, so the output stays `nomad fmt` clean. */ -]]
+[[- if var "stage_publish_base_dir" $ctx ]]
+        id                     = [[ var "plugin_id" $ctx | quote ]]
+        type                   = [[ .mode | quote ]]
+        mount_dir              = "/csi"
+        stage_publish_base_dir = [[ var "stage_publish_base_dir" $ctx | quote ]]
+[[- else ]]
         id        = [[ var "plugin_id" $ctx | quote ]]
         type      = [[ .mode | quote ]]
         mount_dir = "/csi"
+[[- end ]]
       }
 
       resources {

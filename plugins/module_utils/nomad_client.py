@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One Nomad HTTP API client for every nomad_* module (python-nomad underneath).
+
+Modules declare only their own options; connection options come from
+nomad_argument_spec() and the nomad_zfs.csi.nomad doc fragment. Errors name the
+address and the fix and never contain the token.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import traceback
+
+try:
+    import nomad.api.base
+    import nomad.api.exceptions
+    HAS_NOMAD = True
+    NOMAD_IMPORT_ERROR = None
+
+    class _Requester(nomad.api.base.Requester):
+        """python-nomad's requester for any /v1 path (its own endpoints lack CSI and parse)."""
+
+        def _endpoint_builder(self, *args):
+            # The base class joins an empty ENDPOINT in, giving v1//path, which Nomad redirects.
+            return '%s/%s' % (self.version, '/'.join(a for a in args if a))
+except ImportError:
+    HAS_NOMAD = False
+    NOMAD_IMPORT_ERROR = traceback.format_exc()
+
+from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
+
+
+def nomad_argument_spec(**own):
+    """The shared connection options plus the module's own."""
+    spec = dict(
+        nomad_addr=dict(type='str', default='http://127.0.0.1:4646', fallback=(env_fallback, ['NOMAD_ADDR'])),
+        nomad_token=dict(type='str', no_log=True, fallback=(env_fallback, ['NOMAD_TOKEN'])),
+        region=dict(type='str', fallback=(env_fallback, ['NOMAD_REGION'])),
+        namespace=dict(type='str', default='default', fallback=(env_fallback, ['NOMAD_NAMESPACE'])),
+        validate_certs=dict(type='bool', default=True),
+        ca_cert=dict(type='path', fallback=(env_fallback, ['NOMAD_CACERT'])),
+        client_cert=dict(type='path', fallback=(env_fallback, ['NOMAD_CLIENT_CERT'])),
+        client_key=dict(type='path', no_log=False, fallback=(env_fallback, ['NOMAD_CLIENT_KEY'])),
+        timeout=dict(type='int', default=10),
+    )
+    spec.update(own)
+    return spec
+
+
+class NomadError(Exception):
+    """A Nomad API failure, already worded for the operator."""
+
+    def __init__(self, msg, status=None):
+        super(NomadError, self).__init__(msg)
+        self.status = status
+
+
+class NomadClient(object):
+    """Thin JSON client: get/put/delete on /v1 paths, with errors that say what to fix."""
+
+    def __init__(self, params):
+        self.addr = params['nomad_addr'].rstrip('/')
+        self.namespace = params['namespace']
+        self.calls = 0
+        verify = params['ca_cert'] or params['validate_certs']
+        cert = (params['client_cert'], params['client_key']) if params['client_cert'] else ()
+        self._requester = _Requester(
+            address=self.addr, token=params['nomad_token'], timeout=params['timeout'], verify=verify,
+            cert=cert, region=params['region'])
+
+    def get(self, path, params=None, missing_ok=False):
+        return self._call('get', path, params=params, missing_ok=missing_ok)
+
+    def put(self, path, body=None, params=None):
+        return self._call('put', path, params=params, json=body)
+
+    def delete(self, path, params=None, missing_ok=False, headers=None):
+        return self._call('delete', path, params=params, missing_ok=missing_ok, headers=headers)
+
+    def _call(self, method, path, params=None, json=None, missing_ok=False, headers=None):
+        """One HTTP call. missing_ok turns a 404 into None."""
+        query = {'namespace': self.namespace}
+        query.update(params or {})
+        self.calls += 1
+        try:
+            resp = self._requester.request(*path.strip('/').split('/'), method=method, params=query, json=json,
+                                           headers=headers)
+        except nomad.api.exceptions.URLNotFoundNomadException as e:
+            if missing_ok:
+                return None
+            raise NomadError('Nomad at %s: %s %s not found (404): %s' % (self.addr, method.upper(), path,
+                                                                      _body(e)), 404)
+        except nomad.api.exceptions.URLNotAuthorizedNomadException as e:
+            raise NomadError('Nomad at %s answered %s to %s %s: %s. Give nomad_token (or NOMAD_TOKEN) a policy '
+                             'that allows this in namespace %s.' % (self.addr, _status(e), method.upper(), path,
+                                                                    _body(e), self.namespace), _status(e))
+        except nomad.api.exceptions.BaseNomadException as e:
+            if getattr(e, 'nomad_resp', None) is None or not hasattr(e.nomad_resp, 'status_code'):
+                raise NomadError('Cannot reach Nomad at %s (%s). Check that the agent is running and that '
+                                 'nomad_addr (or NOMAD_ADDR) points at its HTTP API.'
+                                 % (self.addr, _first_line(e)))
+            raise NomadError('Nomad at %s refused %s %s (%s): %s' % (self.addr, method.upper(), path, _status(e),
+                                                                    _body(e)), _status(e))
+        if resp.status_code >= 300:
+            raise NomadError('Nomad at %s answered %s %s to %s %s; check that nomad_addr is the agent\'s '
+                             'address itself.' % (self.addr, resp.status_code, resp.reason, method.upper(), path),
+                             resp.status_code)
+        if not resp.content:
+            return {}
+        return resp.json()
+
+
+def _status(exc):
+    return getattr(getattr(exc, 'nomad_resp', None), 'status_code', None)
+
+
+def _body(exc):
+    text = getattr(getattr(exc, 'nomad_resp', None), 'text', '') or ''
+    return text.strip()[:500] or 'no details'
+
+
+def _first_line(exc):
+    return str(getattr(exc, 'nomad_resp', exc)).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+class NomadModule(AnsibleModule):
+    """AnsibleModule with the shared connection options and a ready client."""
+
+    def __init__(self, argument_spec, **kwargs):
+        super(NomadModule, self).__init__(argument_spec=nomad_argument_spec(**argument_spec), **kwargs)
+        if not HAS_NOMAD:
+            self.fail_json(msg=missing_required_lib('python-nomad'), exception=NOMAD_IMPORT_ERROR)
+        for field in ('ca_cert', 'client_cert', 'client_key'):
+            path = self.params[field]
+            if path and not os.path.isfile(path):
+                self.fail_json(msg='%s: no such file %s; give the path of a PEM file.' % (field, path))
+        if self.params['client_cert'] and not self.params['client_key']:
+            self.fail_json(msg='client_cert needs client_key too.')
+        self.client = NomadClient(self.params)

@@ -1,0 +1,131 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: nomad_csi_plugin_info
+short_description: Report a Nomad CSI plugin's health, optionally waiting until it is healthy
+version_added: 0.1.0
+description:
+  - Reads one CSI plugin from Nomad, with its controller and node health counts and volumes.
+  - With O(wait_timeout) above zero, waits until the plugin is healthy, that is, every
+    expected node plugin is healthy, at least O(min_nodes) of them, and, when the plugin
+    needs a controller, every expected controller plugin is healthy and there is at least one.
+author:
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
+extends_documentation_fragment:
+  - nomad_zfs.csi.attributes.info_module
+  - nomad_zfs.csi.nomad
+options:
+  plugin_id:
+    description: The CSI plugin ID, as in the jobs' C(csi_plugin) block.
+    type: str
+    required: true
+  wait_timeout:
+    description: Seconds to wait for the plugin to become healthy; V(0) reports at once.
+    type: int
+    default: 0
+  min_nodes:
+    description: Least number of healthy node plugins that counts as healthy.
+    type: int
+    default: 1
+'''
+
+EXAMPLES = r'''
+- name: Wait until the ZFS plugin is healthy
+  nomad_zfs.csi.nomad_csi_plugin_info:
+    plugin_id: zfs
+    wait_timeout: 300
+  register: zfs_plugin
+'''
+
+RETURN = r'''
+exists:
+  description: Whether Nomad knows the plugin.
+  returned: always
+  type: bool
+  sample: true
+healthy:
+  description: Whether the plugin met the health rule in the description.
+  returned: always
+  type: bool
+  sample: true
+plugin:
+  description: The plugin's health and metadata.
+  returned: when RV(exists)
+  type: dict
+  sample: {"id": "zfs", "provider": "org.democratic-csi.zfs-generic-nfs", "version": "1.9.4",
+           "controller_required": true, "controllers_healthy": 1, "controllers_expected": 1,
+           "nodes_healthy": 1, "nodes_expected": 1}
+volumes:
+  description: IDs of the volumes in O(namespace) that use the plugin.
+  returned: when RV(exists)
+  type: list
+  elements: str
+  sample: [pgdata]
+'''
+
+import time
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
+
+
+def summarize(raw):
+    return dict(
+        id=raw['ID'], provider=raw.get('Provider'), version=raw.get('Version'),
+        controller_required=raw.get('ControllerRequired', False),
+        controllers_healthy=raw.get('ControllersHealthy', 0), controllers_expected=raw.get('ControllersExpected', 0),
+        nodes_healthy=raw.get('NodesHealthy', 0), nodes_expected=raw.get('NodesExpected', 0))
+
+
+def is_healthy(plugin, min_nodes):
+    nodes = plugin['nodes_healthy'] >= max(min_nodes, 1) and plugin['nodes_healthy'] >= plugin['nodes_expected']
+    if not plugin['controller_required']:
+        return nodes
+    return nodes and plugin['controllers_healthy'] >= max(plugin['controllers_expected'], 1)
+
+
+def main():
+    module = NomadModule(
+        argument_spec=dict(
+            plugin_id=dict(type='str', required=True),
+            wait_timeout=dict(type='int', default=0),
+            min_nodes=dict(type='int', default=1),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    deadline = time.time() + p['wait_timeout']
+    try:
+        while True:
+            raw = module.client.get('plugin/csi/' + p['plugin_id'], missing_ok=True)
+            plugin = summarize(raw) if raw else None
+            healthy = bool(plugin) and is_healthy(plugin, p['min_nodes'])
+            if healthy or time.time() >= deadline:
+                break
+            time.sleep(2)
+        result = dict(changed=False, exists=plugin is not None, healthy=healthy)
+        if plugin:
+            volumes = module.client.get('volumes', params={'type': 'csi', 'plugin_id': p['plugin_id']}) or []
+            result.update(plugin=plugin, volumes=sorted(v['ID'] for v in volumes))
+    except NomadError as e:
+        module.fail_json(msg=str(e))
+    if p['wait_timeout'] > 0 and not healthy:
+        module.fail_json(msg='CSI plugin %s is not healthy after %ds: %s. Check the plugin jobs with '
+                             '`nomad plugin status %s`.' % (
+                                 p['plugin_id'], p['wait_timeout'],
+                                 'Nomad does not know it' if not plugin else
+                                 'controllers %(controllers_healthy)d/%(controllers_expected)d, '
+                                 'nodes %(nodes_healthy)d/%(nodes_expected)d healthy' % plugin,
+                                 p['plugin_id']), **result)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

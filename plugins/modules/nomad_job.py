@@ -1,0 +1,230 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: nomad_job
+short_description: Run a Nomad job from HCL or JSON and wait until it is running
+version_added: 0.1.0
+description:
+  - Registers a job, for example the CSI plugin's controller or node job rendered by the
+    C(zfs_csi) pack, only when Nomad's plan shows a difference, then waits until every
+    allocation of the new version is running (and healthy, where the job has health checks).
+  - HCL is parsed by the Nomad agent itself (C(/v1/jobs/parse)), so the job text is the same
+    that C(nomad job run) and C(nomad-pack run) submit.
+  - Check mode runs the plan only. Diff mode shows the plan's field changes.
+author:
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
+extends_documentation_fragment:
+  - nomad_zfs.csi.attributes
+  - nomad_zfs.csi.nomad
+options:
+  src:
+    description: Path of a job file (HCL2 or JSON) on the host that runs the module.
+    type: path
+  content:
+    description: The job as HCL2 or JSON text.
+    type: str
+  state:
+    description:
+      - V(present) runs the job; V(absent) stops it.
+    type: str
+    choices: [present, absent]
+    default: present
+  purge:
+    description: With O(state=absent), also purge the stopped job from Nomad's state.
+    type: bool
+    default: false
+  wait:
+    description: Wait until the allocations of the job's current version are running.
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait with O(wait=true) before failing with the allocations' last events.
+    type: int
+    default: 300
+notes:
+  - The namespace in the job text, if any, wins over O(namespace).
+'''
+
+EXAMPLES = r'''
+- name: Run the node plugin rendered by the pack and wait for it
+  nomad_zfs.csi.nomad_job:
+    src: "{{ render_dir }}/zfs_csi/node.nomad"
+
+- name: Stop and purge it
+  nomad_zfs.csi.nomad_job:
+    content: "{{ lookup('ansible.builtin.file', 'zfs-node.nomad') }}"
+    state: absent
+    purge: true
+'''
+
+RETURN = r'''
+job_id:
+  description: The job's ID.
+  returned: always
+  type: str
+  sample: zfs-node
+namespace:
+  description: The namespace the job lives in.
+  returned: always
+  type: str
+  sample: storage
+version:
+  description: The job's version after the task; V(-1) when it is not registered.
+  returned: always
+  type: int
+  sample: 3
+plan_diff_type:
+  description: Nomad's plan verdict before the change (V(None), V(Added), V(Edited), V(Deleted)).
+  returned: when O(state=present)
+  type: str
+  sample: Edited
+allocations:
+  description: Allocations of the current version after waiting.
+  returned: when O(state=present) and O(wait=true) and not in check mode
+  type: list
+  elements: dict
+  sample: [{"id": "7a4c...", "node": "storage-1", "client_status": "running", "healthy": true}]
+'''
+
+import json
+import time
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_plan import diff_lines
+
+
+def load_job(client, text):
+    """The job as API JSON; HCL goes through the agent's own parser."""
+    stripped = text.lstrip()
+    if stripped.startswith('{'):
+        job = json.loads(stripped)
+        return job.get('Job', job)
+    return client.put('jobs/parse', {'JobHCL': text, 'Canonicalize': True})
+
+
+def current_allocations(client, job_id, version):
+    allocs = client.get('job/%s/allocations' % job_id) or []
+    return [a for a in allocs if a.get('JobVersion') == version and a.get('DesiredStatus') == 'run']
+
+
+def healthy(alloc):
+    deployment = alloc.get('DeploymentStatus') or {}
+    return alloc.get('ClientStatus') == 'running' and deployment.get('Healthy', True) is not False
+
+
+def last_events(alloc):
+    events = []
+    for name, state in sorted((alloc.get('TaskStates') or {}).items()):
+        for event in (state.get('Events') or [])[-2:]:
+            events.append('%s: %s %s' % (name, event.get('Type'), event.get('DisplayMessage', '')))
+    return '; '.join(events)
+
+
+def wait_running(module, client, job, version):
+    job_id = job['ID']
+    # A system job runs wherever it fits; other jobs must place every counted allocation.
+    wanted = 1 if job.get('Type') == 'system' else max(sum(tg.get('Count', 1) for tg in job['TaskGroups']), 1)
+    deadline = time.time() + module.params['wait_timeout']
+    while True:
+        allocs = current_allocations(client, job_id, version)
+        if len(allocs) >= wanted and all(healthy(a) for a in allocs):
+            return [dict(id=a['ID'], node=a.get('NodeName'), client_status=a['ClientStatus'],
+                         healthy=healthy(a)) for a in allocs]
+        if time.time() > deadline:
+            if len(allocs) < wanted:
+                module.fail_json(msg='job %s version %d placed %d of %d allocations within %ds; run `nomad job status '
+                                     '%s` to see why (no eligible node, distinct_hosts, constraint or node pool).'
+                                     % (job_id, version, len(allocs), wanted, module.params['wait_timeout'], job_id),
+                                 job_id=job_id)
+            module.fail_json(msg='job %s version %d is not running after %ds: %s' % (
+                job_id, version, module.params['wait_timeout'], ' | '.join(
+                    '%s %s (%s)' % (a['ID'][:8], a['ClientStatus'], last_events(a)) for a in allocs)),
+                job_id=job_id)
+        time.sleep(2)
+
+
+def main():
+    module = NomadModule(
+        argument_spec=dict(
+            src=dict(type='path'),
+            content=dict(type='str'),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            purge=dict(type='bool', default=False),
+            wait=dict(type='bool', default=True),
+            wait_timeout=dict(type='int', default=300),
+        ),
+        required_one_of=[('src', 'content')],
+        mutually_exclusive=[('src', 'content')],
+        supports_check_mode=True,
+    )
+    client, p = module.client, module.params
+    if p['src']:
+        try:
+            with open(p['src']) as f:
+                text = f.read()
+        except (IOError, OSError) as e:
+            module.fail_json(msg='src: cannot read %s (%s); give the path of a job file.' % (p['src'], e))
+    else:
+        text = p['content']
+    try:
+        job = load_job(client, text)
+    except ValueError as e:
+        module.fail_json(msg='content is not valid JSON (%s); give an HCL2 or JSON job.' % e)
+    except NomadError as e:
+        module.fail_json(msg='Nomad could not parse the job: %s' % e)
+    job_id = job.get('ID')
+    if not job_id:
+        module.fail_json(msg='the job has no ID; a job needs a name, for example job "zfs-node" { ... }.')
+    client.namespace = job.get('Namespace') or client.namespace
+    job['Namespace'] = client.namespace
+    result = dict(changed=False, job_id=job_id, namespace=client.namespace)
+
+    try:
+        current = client.get('job/' + job_id, missing_ok=True)
+        if p['state'] == 'absent':
+            result['changed'] = bool(current) and (not current.get('Stop') or p['purge'])
+            if result['changed'] and not module.check_mode:
+                client.delete('job/' + job_id, params={'purge': str(p['purge']).lower()})
+            result['version'] = -1 if (p['purge'] and result['changed']) or not current else current['Version']
+            if module._diff:
+                result['diff'] = dict(before='job %s: %s\n' % (job_id, _status(current)),
+                                      after='job %s: %s\n' % (job_id, 'purged' if p['purge'] else 'stopped'))
+            module.exit_json(**result)
+
+        plan = client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True})
+        diff = plan.get('Diff') or {}
+        result['plan_diff_type'] = diff.get('Type', 'None')
+        stopped = bool(current) and current.get('Stop')
+        result['changed'] = result['plan_diff_type'] != 'None' or stopped
+        if module._diff:
+            result['diff'] = dict(prepared='\n'.join(diff_lines(diff)) + '\n' if result['changed'] else '')
+        if module.check_mode:
+            result['version'] = current['Version'] if current else -1
+            module.exit_json(**result)
+        if result['changed']:
+            client.put('jobs', {'Job': job})
+        registered = client.get('job/' + job_id)
+        result['version'] = registered['Version']
+        if p['wait']:
+            result['allocations'] = wait_running(module, client, registered, registered['Version'])
+    except NomadError as e:
+        module.fail_json(msg=str(e), job_id=job_id)
+    module.exit_json(**result)
+
+
+def _status(job):
+    if not job:
+        return 'not registered'
+    return 'stopped' if job.get('Stop') else 'running'
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run each Molecule scenario; fail if its verifier ran no tests, since
+# Molecule only warns "Skipping, no tests found".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# An empty ./molecule (left by tools) would make Molecule ignore extensions/molecule.
+rmdir molecule 2>/dev/null || true
+for scenario in "${@:-storage_host}"; do
+  log=$(mktemp)
+  .venv/bin/molecule test -s "$scenario" 2>&1 | tee "$log"
+  grep -qE '[0-9]+ passed' "$log" || { echo "molecule: scenario $scenario ran no verifier tests" >&2; exit 1; }
+  rm -f "$log"
+done

@@ -1,0 +1,121 @@
+"""A real Nomad dev agent, the CSI test plugin deployed through the pack, and modules run on localhost."""
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from nomad_agent import REPO, build_tools, start_agent
+from zfsvm_client import BIN, ansible_env
+
+PLUGIN_ID = 'zfs'
+SECRETS_PATH = 'nomad/jobs/zfs-csi'
+
+
+class LocalResult(dict):
+    output = ''
+    rc = 0
+
+    @property
+    def failed(self):
+        return bool(self.get('failed')) or self.rc == 2
+
+
+@pytest.fixture(scope='session')
+def tools():
+    try:
+        return build_tools()
+    except RuntimeError as e:
+        pytest.fail(str(e))
+
+
+@pytest.fixture(scope='session')
+def agent(tools):
+    # A short path: the plugin's socket, data/client/csi/plugins/<alloc id>/csi.sock, must fit
+    # the 108-byte limit of a unix socket address, which pytest's tmp paths overrun.
+    workdir = Path(tempfile.mkdtemp(prefix='nzc-'))
+    try:
+        agent = start_agent(workdir)
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    agent.workdir = workdir
+    yield agent
+    # Stop jobs first so the plugin unmounts what it published.
+    for job in ('workload', 'zfs-node', 'zfs-controller'):
+        agent.nomad('job', 'stop', '-purge', job, check=False)
+    agent.stop()
+    subprocess.run(['umount', '-R', str(agent.data_dir)], capture_output=True, check=False)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope='session')
+def run_local(agent):
+    """Run one collection module on localhost against the agent; returns its result."""
+    env = ansible_env(NOMAD_ADDR=agent.address)
+
+    def run(module, args, check=False, diff=False, extra_env=None):
+        with tempfile.TemporaryDirectory() as tree:
+            argv = [str(BIN / 'ansible'), 'localhost', '-c', 'local', '-i', 'localhost,',
+                    '-e', 'ansible_python_interpreter=%s' % (BIN / 'python'),
+                    '-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '--tree', tree]
+            argv += ['--check'] * check + ['--diff'] * diff
+            proc = subprocess.run(argv, capture_output=True, text=True, env=dict(env, **(extra_env or {})),
+                                  timeout=900, check=False)
+            path = Path(tree) / 'localhost'
+            if not path.exists():
+                raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout,
+                                                                                  proc.stderr))
+            result = LocalResult(json.loads(path.read_text()))
+        result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
+        return result
+
+    return run
+
+
+def plugin_vars(agent, tools):
+    """Pack variables that run csi-dirplugin under raw_exec on the dev agent."""
+    volumes = agent.workdir / 'volumes'
+    return (
+        'driver = "zfs-generic-nfs"\n'
+        'instance_id = "3b0e9c0e-1f59-4c55-a3a4-2f6d8f8e7d10"\n'
+        'dataset_parent_name = "tank/nomad/csi"\n'
+        'ssh_host = "127.0.0.1"\n'
+        'plugin_id = "%s"\n'
+        'secrets_variable_path = "%s"\n'
+        'task_driver = "raw_exec"\n'
+        'raw_exec_command = "%s"\n'
+        'raw_exec_args = ["-root", "%s"]\n'
+        'stage_publish_base_dir = "%s"\n'
+        'controller_count = 1\n'  # distinct_hosts, and the dev agent is one host
+        'controller_resources = { cpu = 100, memory = 64 }\n'
+        'node_resources = { cpu = 100, memory = 64 }\n'
+        % (PLUGIN_ID, SECRETS_PATH, tools['csi-dirplugin'], volumes,
+           agent.data_dir / 'client' / 'csi' / 'node' / PLUGIN_ID))
+
+
+@pytest.fixture(scope='session')
+def rendered_jobs(agent, tools):
+    """The pack's controller and node jobs, rendered for the test plugin."""
+    out = agent.workdir / 'render'
+    varfile = agent.workdir / 'dirplugin.hcl'
+    varfile.write_text(plugin_vars(agent, tools))
+    proc = subprocess.run([tools['nomad-pack'], 'render', str(REPO / 'packs' / 'zfs_csi'), '-f', str(varfile),
+                           '-o', str(out)], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return {'controller': out / 'zfs_csi' / 'controller.nomad', 'node': out / 'zfs_csi' / 'node.nomad'}
+
+
+@pytest.fixture(scope='session')
+def plugin(run_local, rendered_jobs):
+    """The plugin deployed and healthy: the secret variable first, then both jobs."""
+    assert not run_local('nomad_variable', {'path': SECRETS_PATH, 'items': {'ssh_private_key': 'not-a-real-key'}}).failed
+    for job in ('controller', 'node'):
+        result = run_local('nomad_job', {'src': str(rendered_jobs[job]), 'wait_timeout': 120})
+        assert not result.failed, result
+    healthy = run_local('nomad_csi_plugin_info', {'plugin_id': PLUGIN_ID, 'wait_timeout': 120})
+    assert healthy['healthy'], healthy
+    return PLUGIN_ID

@@ -1,0 +1,90 @@
+"""A real `nomad agent -dev` on free loopback ports, and the Go tools it needs.
+
+Shared by the pack checks, the Nomad module tests and the csi_plugin scenario; it needs no pytest.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
+BIN = CACHE / 'bin'
+TOOLS = {name: str(BIN / name) for name in ('nomad', 'nomad-pack', 'csi-dirplugin')}
+
+
+def build_tools():
+    """Build (or find cached) nomad, nomad-pack and csi-dirplugin; returns their paths."""
+    build = subprocess.run(['bash', str(REPO / 'tests' / 'tools' / 'build-go-tools.sh')],
+                           capture_output=True, text=True, check=False)
+    if build.returncode != 0:
+        raise RuntimeError('building the Go tools failed:\n' + build.stderr[-3000:])
+    return dict(TOOLS)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+class Agent:
+    """The running agent: its address, data dir and an environment for the nomad CLI."""
+
+    def __init__(self, address, data_dir, proc, log):
+        self.address, self.data_dir, self.proc, self.log = address, data_dir, proc, log
+        self.env = dict(os.environ, NOMAD_ADDR=address)
+        self.env.pop('NOMAD_TOKEN', None)
+
+    def get(self, path):
+        with urllib.request.urlopen(self.address + path, timeout=10) as resp:
+            return json.loads(resp.read())
+
+    def nomad(self, *argv, check=True):
+        return subprocess.run([TOOLS['nomad']] + list(argv), env=self.env, capture_output=True, text=True,
+                              check=check, stdin=subprocess.DEVNULL, timeout=300)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def start_agent(workdir, port=None, extra_config=''):
+    """Start the agent in workdir (data under workdir/data); port pins the HTTP port for restarts."""
+    workdir = Path(workdir)
+    http, rpc, serf = port or free_port(), free_port(), free_port()
+    data_dir = workdir / 'data'
+    (workdir / 'agent.hcl').write_text(
+        'bind_addr = "127.0.0.1"\ndata_dir = "%s"\nports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n'
+        # Cloud fingerprinters in this build abort the agent ("failed to setup IMDS client:
+        # unable to add custom RootCAs HTTPClient"); there is no cloud here anyway.
+        'client {\n  options = {\n    "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"\n  }\n}\n'
+        'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n'
+        % (data_dir, http, rpc, serf) + extra_config)
+    log = open(workdir / 'agent.log', 'a')
+    proc = subprocess.Popen([TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')],
+                            stdout=log, stderr=subprocess.STDOUT)
+    agent = Agent('http://127.0.0.1:%d' % http, data_dir, proc, log)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if agent.get('/v1/status/leader') and agent.get('/v1/nodes'):
+                return agent
+        except urllib.error.HTTPError as e:
+            if e.code == 403:  # up, with ACLs on
+                return agent
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            agent.stop()
+            raise RuntimeError('nomad agent -dev did not come up:\n' + (workdir / 'agent.log').read_text()[-3000:])
+        time.sleep(0.5)
