@@ -5,13 +5,13 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test unit sanity lint changelog pack integration demo vm-start vm-stop bench
+.PHONY: setup test unit sanity lint changelog pack integration molecule demo vm-start vm-stop nomad-start nomad-stop bench
 
 setup:
 	bash scripts/setup.sh
 
 ## The README's test command: set-up, then every check in order.
-test: setup unit sanity lint changelog pack integration
+test: setup unit sanity lint changelog pack integration molecule
 
 unit:
 	$(VENV)/pytest -q tests/unit
@@ -28,8 +28,13 @@ changelog:
 pack:
 	$(VENV)/pytest -q -p no:cacheprovider tests/pack
 
+# ZFSVM_KEEP leaves the VM up for the Molecule scenario; `make vm-stop` stops it.
 integration:
-	$(VENV)/pytest -q -p no:cacheprovider tests/integration
+	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider tests/integration
+
+## Runs after integration, which leaves the VM up for the scenario to reuse; its destroy stops it.
+molecule:
+	bash scripts/molecule.sh
 
 ## The main job: the site playbook against the local default stack.
 demo: setup
@@ -40,6 +45,12 @@ vm-start:
 
 vm-stop:
 	bash tests/zfsvm/zfsvm.sh stop
+
+nomad-start:
+	bash scripts/nomad-dev.sh start
+
+nomad-stop:
+	bash scripts/nomad-dev.sh stop
 
 bench: setup
 	bash bench/run.sh

@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# The main job on the local default stack: boot the ZFS VM, run site.yml twice
-# (the second run must report changed=0), then show the delegation at work.
+# The main job on the local default stack: boot the ZFS VM and a Nomad dev agent,
+# run site.yml twice (the second run must report changed=0 on every host), then
+# show the delegation on the storage host and the plugin and volume in Nomad.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 export ANSIBLE_COLLECTIONS_PATH=$PWD/build/collections ANSIBLE_PIPELINING=1 ANSIBLE_HOST_KEY_CHECKING=0
 export ANSIBLE_SSH_ARGS='-o ControlMaster=auto -o ControlPersist=300s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'
 eval "$(bash tests/zfsvm/zfsvm.sh start)"
 export ZFSVM_PORT ZFSVM_KEY
+bash scripts/nomad-dev.sh start
 play() { .venv/bin/ansible-playbook -i inventories/local playbooks/site.yml "$@"; }
 play
-second=$(play | tee /dev/stderr)
-grep -qE 'zfsvm +: ok=[0-9]+ +changed=0 ' <<<"$second" || { echo "demo: second run changed something" >&2; exit 1; }
-vm() { bash tests/zfsvm/zfsvm.sh ssh "$@"; }
-echo "--- zfs allow tank/nomad/csi"
-vm /usr/sbin/zfs allow tank/nomad/csi
+# tee to a file, not /dev/stderr: reopening that truncates a log the caller redirected to.
+out=$(mktemp); trap 'rm -f "$out"' EXIT
+play | tee "$out"
+second=$(cat "$out")
+for host in zfsvm nomad-dev; do
+  grep -qE "$host +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0" <<<"$second" \
+    || { echo "demo: the second site.yml run changed or failed something on $host" >&2; exit 1; }
+done
+echo "--- zfs allow tank/nomad/csi (storage host)"
+bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs allow tank/nomad/csi
 echo "--- the csi user creates and snapshots a child over SSH"
 ssh -q -i "$ZFSVM_KEY" -p "$ZFSVM_PORT" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null csi@127.0.0.1 \
-  '/usr/sbin/zfs create tank/nomad/csi/demo 2>&1 | grep -v "may only be mounted by root" || true; /usr/sbin/zfs snapshot tank/nomad/csi/demo@now && /usr/sbin/zfs list -r -t all -o name tank/nomad/csi/demo && /usr/sbin/zfs destroy -r tank/nomad/csi/demo'
-echo "demo: ok (second site.yml run: changed=0)"
+  '/usr/sbin/zfs create tank/nomad/csi/demo-child 2>&1 | grep -v "may only be mounted by root" || true; /usr/sbin/zfs snapshot tank/nomad/csi/demo-child@now && /usr/sbin/zfs list -r -t all -o name tank/nomad/csi/demo-child && /usr/sbin/zfs destroy -r tank/nomad/csi/demo-child'
+export NOMAD_ADDR=http://127.0.0.1:4646
+echo "--- nomad plugin status zfs"
+"$CACHE/bin/nomad" plugin status zfs
+echo "--- nomad volume status demo"
+"$CACHE/bin/nomad" volume status demo
+echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev)"

@@ -33,14 +33,16 @@ copy_module() {
   printf '%s\n' "$dest"
 }
 
+# cgo on: without it Nomad leaves out the exec driver, the only driver here that can
+# mount a CSI volume into a task (raw_exec: "csi_hook failed: no task supports CSI").
 build_nomad() {
-  local out=$BIN/nomad-$NOMAD_VERSION src
+  local out=$BIN/nomad-$NOMAD_VERSION-cgo src
   [ -x "$out" ] && return 0
   log "building nomad $NOMAD_VERSION"
   src=$(copy_module github.com/hashicorp/nomad "$NOMAD_VERSION")
   # The module zip lacks ./api, which go.mod replaces; point it at the matching revision.
   (cd "$src" && go mod edit -replace "github.com/hashicorp/nomad/api=github.com/hashicorp/nomad/api@$NOMAD_API_PSEUDO" \
-     && go build -mod=mod -trimpath -o "$out.tmp" . && mv "$out.tmp" "$out")
+     && CGO_ENABLED=1 go build -mod=mod -trimpath -o "$out.tmp" . && mv "$out.tmp" "$out")
 }
 
 build_pack() {
@@ -68,7 +70,7 @@ build_pack
 build_dirplugin
 
 # Stable names for the rest of the repo, and a version check of each binary.
-ln -sf "nomad-$NOMAD_VERSION" "$BIN/nomad"
+ln -sf "nomad-$NOMAD_VERSION-cgo" "$BIN/nomad"
 ln -sf "nomad-pack-$PACK_VERSION" "$BIN/nomad-pack"
 "$BIN/nomad" version | grep -q "Nomad ${NOMAD_VERSION}" || { log "nomad version mismatch: $("$BIN/nomad" version)"; exit 1; }
 "$BIN/nomad-pack" version 2>&1 | grep -q "${PACK_VERSION#v}" || { log "nomad-pack version mismatch: $("$BIN/nomad-pack" version 2>&1)"; exit 1; }

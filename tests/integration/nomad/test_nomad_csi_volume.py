@@ -4,25 +4,30 @@ import time
 
 from conftest import PLUGIN_ID
 
+# exec, not raw_exec: Nomad refuses CSI volumes for drivers that cannot mount
+# ("csi_hook failed: no task supports CSI").
 WORKLOAD = '''job "workload" {
   datacenters = ["*"]
   group "g" {
     volume "data" {
       type            = "csi"
-      source          = "%(vol)s"
+      source          = "%s"
       access_mode     = "single-node-writer"
       attachment_mode = "file-system"
     }
     task "write" {
-      # raw_exec cannot mount volumes into a task, so it writes where Nomad published the volume.
-      driver = "raw_exec"
+      driver = "exec"
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo written-by-$NOMAD_ALLOC_ID > %(base)s/per-alloc/$NOMAD_ALLOC_ID/%(vol)s/rw-file-system-single-node-writer/proof.txt && sleep 3600"]
+        args    = ["-c", "echo written-by-$NOMAD_ALLOC_ID > /data/proof.txt && sleep 3600"]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
       }
       resources {
         cpu    = 50
-        memory = 32
+        memory = 64
       }
     }
   }
@@ -58,8 +63,7 @@ def test_create_is_idempotent_and_check_mode_changes_nothing(plugin, run_local, 
 
 def test_a_workload_writes_into_the_volume_and_the_file_is_read_back(plugin, run_local, agent):
     assert not run_local('nomad_csi_volume', volume_args(id='vol-w')).failed
-    base = agent.data_dir / 'client' / 'csi' / 'node' / PLUGIN_ID
-    job = run_local('nomad_job', {'content': WORKLOAD % {'vol': 'vol-w', 'base': base}, 'wait_timeout': 120})
+    job = run_local('nomad_job', {'content': WORKLOAD % 'vol-w', 'wait_timeout': 180})
     assert not job.failed, job
     alloc = job['allocations'][0]['id']
     proof = agent.workdir / 'volumes' / 'vol-w' / 'proof.txt'
@@ -69,6 +73,8 @@ def test_a_workload_writes_into_the_volume_and_the_file_is_read_back(plugin, run
     assert proof.read_text().strip() == 'written-by-' + alloc
     claims = agent.get('/v1/volume/csi/vol-w')['WriteAllocs']
     assert list(claims) == [alloc]
+    seen = agent.nomad('alloc', 'exec', alloc, 'cat', '/data/proof.txt')
+    assert seen.stdout.strip() == 'written-by-' + alloc  # read back through the task's mount
     agent.nomad('job', 'stop', '-purge', 'workload')
 
 

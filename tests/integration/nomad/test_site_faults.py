@@ -1,0 +1,50 @@
+"""site.yml refuses early: bad role arguments and an unreachable storage host leave Nomad untouched."""
+
+import subprocess
+
+from nomad_agent import free_port
+from zfsvm_client import BIN, REPO, ansible_env
+
+
+def site(agent, tmp_path, *extra, inventory=None, **env):
+    key = tmp_path / 'id_unused'
+    key.write_text('not a key\n')
+    environment = ansible_env(ZFSVM_PORT=free_port(), ZFSVM_KEY=key, **env)
+    argv = [str(BIN / 'ansible-playbook'), '-i', str(inventory or REPO / 'inventories' / 'local'),
+            str(REPO / 'playbooks' / 'site.yml'), '-e', 'csi_plugin_nomad_addr=' + agent.address] + list(extra)
+    return subprocess.run(argv, capture_output=True, text=True, env=environment, check=False, timeout=600)
+
+
+def nomad_state(agent):
+    """Jobs, variables and volumes with their modify indexes: any write shows up here."""
+    return [sorted((item['ID'] if 'ID' in item else item['Path'], item['ModifyIndex']) for item in agent.get(path))
+            for path in ('/v1/jobs', '/v1/vars', '/v1/volumes?type=csi')]
+
+
+def test_unreachable_storage_host_stops_before_nomad(agent, tmp_path):
+    before = nomad_state(agent)
+    proc = site(agent, tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert 'UNREACHABLE' in out and 'Storage host(s) zfsvm did not finish above' in out, out[-3000:]
+    assert 'Nothing was changed in Nomad' in out
+    assert nomad_state(agent) == before
+
+
+def test_unknown_driver_is_rejected_at_the_start_of_the_play(agent, tmp_path):
+    before = nomad_state(agent)
+    proc = site(agent, tmp_path, '-e', 'storage_host_driver=zfs-bogus')
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and nomad_state(agent) == before
+    assert 'storage_host_driver' in out and 'zfs-generic-nfs' in out, out[-3000:]
+    assert 'Create the CSI service user' not in out  # failed before the first real task
+
+
+def test_missing_parent_is_rejected_at_the_start_of_the_play(agent, tmp_path):
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text('storage_hosts:\n  hosts:\n    zfsvm:\n      ansible_host: 127.0.0.1\n'
+                         '      ansible_port: %d\n' % free_port())
+    proc = site(agent, tmp_path, inventory=inventory)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert 'missing required arguments: storage_host_parent' in out, out[-3000:]

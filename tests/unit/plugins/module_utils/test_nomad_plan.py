@@ -1,0 +1,23 @@
+"""diff_lines on a plan Diff captured from Nomad v1.11.3 (the node job with its memory changed)."""
+
+import json
+
+from conftest import FIXTURES
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_plan import diff_lines
+
+CAPTURED = json.loads((FIXTURES / 'nomad_plan_diff_1.11.3.json').read_text())
+
+
+def test_captured_edit_names_the_path_to_the_changed_field():
+    assert diff_lines(CAPTURED) == [
+        '~ zfs-node',
+        '  ~ node',
+        '    ~ plugin',
+        '      ~ Resources',
+        "        ~ MemoryMB: '256' => '96'",
+    ]
+
+
+def test_no_change_gives_no_lines():
+    assert diff_lines({'Type': 'None', 'ID': 'zfs-node', 'Fields': None}) == []
