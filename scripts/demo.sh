@@ -30,4 +30,22 @@ echo "--- nomad plugin status zfs"
 "$CACHE/bin/nomad" plugin status zfs
 echo "--- nomad volume status demo"
 "$CACHE/bin/nomad" volume status demo
-echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev)"
+# run_workload write|read: one batch allocation that claims the volume; prints its output.
+run_workload() {
+  "$CACHE/bin/nomad" job run -detach -var "action=$1" scripts/demo-workload.nomad >/dev/null
+  local alloc="" state=""
+  for _ in $(seq 90); do
+    read -r alloc state < <("$CACHE/bin/nomad" job allocs -json demo-workload | python3 -c \
+      'import json,sys; a=max(json.load(sys.stdin), key=lambda x: x["CreateIndex"]); print(a["ID"], a["ClientStatus"])')
+    case $state in complete) break ;; failed|lost) echo "demo: workload $1 $state" >&2; "$CACHE/bin/nomad" alloc status "$alloc" >&2; exit 1 ;; esac
+    sleep 2
+  done
+  [ "$state" = complete ] || { echo "demo: workload $1 did not finish" >&2; exit 1; }
+  "$CACHE/bin/nomad" alloc logs "$alloc"
+}
+echo "--- a workload writes into volume demo, then another allocation reads the file back"
+written=$(run_workload write); echo "write allocation: $written"
+read_back=$(run_workload read); echo "read allocation:  $read_back"
+[ -n "$written" ] && [ "$written" = "$read_back" ] || { echo "demo: read back differs from what was written" >&2; exit 1; }
+"$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
+echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; the volume kept a workload's file)"

@@ -92,8 +92,8 @@ class NomadClient(object):
         except nomad.api.exceptions.URLNotFoundNomadException as e:
             if missing_ok:
                 return None
-            raise NomadError('Nomad at %s: %s %s not found (404): %s' % (self.addr, method.upper(), path,
-                                                                      _body(e)), 404)
+            msg = 'Nomad at %s: %s %s not found (404): %s' % (self.addr, method.upper(), path, _body(e))
+            raise NomadError(msg, 404)
         except nomad.api.exceptions.URLNotAuthorizedNomadException as e:
             raise NomadError('Nomad at %s answered %s to %s %s: %s. Give nomad_token (or NOMAD_TOKEN) a policy '
                              'that allows this in namespace %s.' % (self.addr, _status(e), method.upper(), path,
@@ -103,8 +103,8 @@ class NomadClient(object):
                 raise NomadError('Cannot reach Nomad at %s (%s). Check that the agent is running and that '
                                  'nomad_addr (or NOMAD_ADDR) points at its HTTP API.'
                                  % (self.addr, _first_line(e)))
-            raise NomadError('Nomad at %s refused %s %s (%s): %s' % (self.addr, method.upper(), path, _status(e),
-                                                                    _body(e)), _status(e))
+            msg = 'Nomad at %s refused %s %s (%s): %s' % (self.addr, method.upper(), path, _status(e), _body(e))
+            raise NomadError(msg, _status(e))
         if resp.status_code >= 300:
             raise NomadError('Nomad at %s answered %s %s to %s %s; check that nomad_addr is the agent\'s '
                              'address itself.' % (self.addr, resp.status_code, resp.reason, method.upper(), path),

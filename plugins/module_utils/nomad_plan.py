@@ -21,8 +21,9 @@ def diff_lines(diff, indent=''):
         indent += '  '
     for field in diff.get('Fields') or []:
         if field.get('Type', 'None') != 'None':
-            lines.append('%s%s %s: %r => %r' % (indent, MARKS.get(field['Type'], '?'), field.get('Name'),
-                                                 field.get('Old', ''), field.get('New', '')))
+            mark = MARKS.get(field['Type'], '?')
+            lines.append('%s%s %s: %r => %r' % (indent, mark, field.get('Name'), field.get('Old', ''),
+                                                field.get('New', '')))
     for key in ('Objects', 'TaskGroups', 'Tasks'):
         for child in diff.get(key) or []:
             lines.extend(diff_lines(child, indent))
