@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # An empty ./molecule (left by tools) would make Molecule ignore extensions/molecule.
 rmdir molecule 2>/dev/null || true
-for scenario in "${@:-storage_host}"; do
+scenarios=("$@")
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(storage_host csi_plugin)
+for scenario in "${scenarios[@]}"; do
   log=$(mktemp)
   .venv/bin/molecule test -s "$scenario" 2>&1 | tee "$log"
   grep -qE '[0-9]+ passed' "$log" || { echo "molecule: scenario $scenario ran no verifier tests" >&2; exit 1; }

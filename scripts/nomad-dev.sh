@@ -41,9 +41,16 @@ stop() {
   if [ -f "$DIR/pid" ] && kill -0 "$(cat "$DIR/pid")" 2>/dev/null; then
     # Stop the plugin jobs first so their volume mounts are released.
     for job in zfs-node zfs-controller; do "$CACHE/bin/nomad" job stop -address="$ADDR" -purge "$job" >/dev/null 2>&1 || true; done
-    kill "$(cat "$DIR/pid")"; log "stopped"
+    local pid; pid=$(cat "$DIR/pid")
+    kill "$pid"
+    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    log "stopped"
   fi
   rm -f "$DIR/pid"
+  # Allocations' secrets dirs are tmpfs mounts the agent leaves behind; the next start
+  # begins from an empty data dir, as `nomad agent -dev` expects.
+  awk -v d="$DIR/data/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
+  rm -rf "$DIR/data"
 }
 
 case ${1:-status} in

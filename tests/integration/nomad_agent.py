@@ -5,6 +5,7 @@ Shared by the pack checks, the Nomad module tests and the csi_plugin scenario; i
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -15,6 +16,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 BIN = CACHE / 'bin'
+# The test plugin's ID and secrets path, as the tests deploy it through the pack.
+PLUGIN_ID = 'zfs'
+SECRETS_PATH = 'nomad/jobs/zfs-csi'
 TOOLS = {name: str(BIN / name) for name in ('nomad', 'nomad-pack', 'csi-dirplugin')}
 
 
@@ -36,8 +40,9 @@ def free_port():
 class Agent:
     """The running agent: its address, data dir and an environment for the nomad CLI."""
 
-    def __init__(self, address, data_dir, proc, log):
-        self.address, self.data_dir, self.proc, self.log = address, data_dir, proc, log
+    def __init__(self, address, workdir, proc, log):
+        self.address, self.workdir, self.proc, self.log = address, workdir, proc, log
+        self.data_dir = workdir / 'data'
         self.env = dict(os.environ, NOMAD_ADDR=address)
         self.env.pop('NOMAD_TOKEN', None)
 
@@ -57,6 +62,18 @@ class Agent:
             self.proc.kill()
         self.log.close()
 
+    def destroy(self):
+        """Stop the agent and remove what outlives it: raw_exec tasks (Nomad leaves tasks running
+        across agent restarts by design), allocations' tmpfs mounts, and the work directory."""
+        if self.proc.poll() is None:
+            self.stop()
+        subprocess.run(['pkill', '-f', str(self.workdir)], check=False)
+        mounts = [line.split()[1] for line in Path('/proc/mounts').read_text().splitlines()
+                  if line.split()[1].startswith(str(self.workdir) + '/')]
+        for mount in sorted(mounts, reverse=True):
+            subprocess.run(['umount', '-l', mount], check=False)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
 
 def start_agent(workdir, port=None, extra_config=''):
     """Start the agent in workdir (data under workdir/data); port pins the HTTP port for restarts."""
@@ -73,7 +90,7 @@ def start_agent(workdir, port=None, extra_config=''):
     log = open(workdir / 'agent.log', 'a')
     proc = subprocess.Popen([TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')],
                             stdout=log, stderr=subprocess.STDOUT)
-    agent = Agent('http://127.0.0.1:%d' % http, data_dir, proc, log)
+    agent = Agent('http://127.0.0.1:%d' % http, workdir, proc, log)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -88,3 +105,28 @@ def start_agent(workdir, port=None, extra_config=''):
             agent.stop()
             raise RuntimeError('nomad agent -dev did not come up:\n' + (workdir / 'agent.log').read_text()[-3000:])
         time.sleep(0.5)
+
+
+def plugin_vars_dict(agent, tools):
+    """Pack variables that run csi-dirplugin under raw_exec on the dev agent."""
+    return {
+        'driver': 'zfs-generic-nfs',
+        'instance_id': '3b0e9c0e-1f59-4c55-a3a4-2f6d8f8e7d10',
+        'dataset_parent_name': 'tank/nomad/csi',
+        'ssh_host': '127.0.0.1',
+        'plugin_id': PLUGIN_ID,
+        'secrets_variable_path': SECRETS_PATH,
+        'task_driver': 'raw_exec',
+        'raw_exec_command': tools['csi-dirplugin'],
+        'raw_exec_args': ['-root', str(agent.workdir / 'volumes')],
+        # raw_exec has no /local: stage and publish where Nomad mounts volumes from.
+        'stage_publish_base_dir': str(agent.data_dir / 'client' / 'csi' / 'node' / PLUGIN_ID),
+        'controller_count': 1,  # distinct_hosts, and the dev agent is one host
+        'controller_resources': {'cpu': 100, 'memory': 64},
+        'node_resources': {'cpu': 100, 'memory': 64},
+    }
+
+
+def plugin_vars(agent, tools):
+    """The same as an HCL variables file (JSON values are valid HCL)."""
+    return ''.join('%s = %s\n' % (k, json.dumps(v)) for k, v in sorted(plugin_vars_dict(agent, tools).items()))

@@ -1,6 +1,5 @@
 """Real nomad-pack and a real Nomad dev agent for the pack's checks."""
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -32,5 +31,4 @@ def agent(tools, tmp_path_factory):
     agent.nomad('node', 'pool', 'apply', str(workdir / 'pool.hcl'))
     agent.nomad('namespace', 'apply', 'storage')
     yield agent
-    agent.stop()
-    shutil.rmtree(agent.data_dir, ignore_errors=True)
+    agent.destroy()

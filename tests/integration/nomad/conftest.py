@@ -1,19 +1,14 @@
 """A real Nomad dev agent, the CSI test plugin deployed through the pack, and modules run on localhost."""
 
 import json
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from nomad_agent import REPO, build_tools, start_agent
+from nomad_agent import PLUGIN_ID, REPO, SECRETS_PATH, build_tools, plugin_vars, start_agent
 from zfsvm_client import BIN, ansible_env
-
-PLUGIN_ID = 'zfs'
-SECRETS_PATH = 'nomad/jobs/zfs-csi'
-
 
 class LocalResult(dict):
     output = ''
@@ -41,14 +36,11 @@ def agent(tools):
         agent = start_agent(workdir)
     except RuntimeError as e:
         pytest.fail(str(e))
-    agent.workdir = workdir
     yield agent
     # Stop jobs first so the plugin unmounts what it published.
     for job in ('workload', 'zfs-node', 'zfs-controller'):
         agent.nomad('job', 'stop', '-purge', job, check=False)
-    agent.stop()
-    subprocess.run(['umount', '-R', str(agent.data_dir)], capture_output=True, check=False)
-    shutil.rmtree(workdir, ignore_errors=True)
+    agent.destroy()
 
 
 @pytest.fixture(scope='session')
@@ -73,27 +65,6 @@ def run_local(agent):
         return result
 
     return run
-
-
-def plugin_vars(agent, tools):
-    """Pack variables that run csi-dirplugin under raw_exec on the dev agent."""
-    volumes = agent.workdir / 'volumes'
-    return (
-        'driver = "zfs-generic-nfs"\n'
-        'instance_id = "3b0e9c0e-1f59-4c55-a3a4-2f6d8f8e7d10"\n'
-        'dataset_parent_name = "tank/nomad/csi"\n'
-        'ssh_host = "127.0.0.1"\n'
-        'plugin_id = "%s"\n'
-        'secrets_variable_path = "%s"\n'
-        'task_driver = "raw_exec"\n'
-        'raw_exec_command = "%s"\n'
-        'raw_exec_args = ["-root", "%s"]\n'
-        'stage_publish_base_dir = "%s"\n'
-        'controller_count = 1\n'  # distinct_hosts, and the dev agent is one host
-        'controller_resources = { cpu = 100, memory = 64 }\n'
-        'node_resources = { cpu = 100, memory = 64 }\n'
-        % (PLUGIN_ID, SECRETS_PATH, tools['csi-dirplugin'], volumes,
-           agent.data_dir / 'client' / 'csi' / 'node' / PLUGIN_ID))
 
 
 @pytest.fixture(scope='session')

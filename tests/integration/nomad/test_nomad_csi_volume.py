@@ -2,7 +2,7 @@
 
 import time
 
-from conftest import PLUGIN_ID
+from nomad_agent import PLUGIN_ID
 
 # exec, not raw_exec: Nomad refuses CSI volumes for drivers that cannot mount
 # ("csi_hook failed: no task supports CSI").

@@ -1,17 +1,20 @@
 """Connection faults on the real agent: a Nomad that is down, and one that answers 403."""
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from nomad_agent import free_port, start_agent
 
 
 @pytest.fixture(scope='module')
-def acl_agent(tools, tmp_path_factory):
+def acl_agent(tools):
     """A second dev agent with ACLs on and never bootstrapped: every call without a token is a real 403."""
-    workdir = tmp_path_factory.mktemp('nomad-acl')
+    workdir = Path(tempfile.mkdtemp(prefix='nzc-'))
     agent = start_agent(workdir, extra_config='acl {\n  enabled = true\n}\n')
     yield agent
-    agent.stop()
+    agent.destroy()
 
 
 @pytest.mark.parametrize('module,args', [

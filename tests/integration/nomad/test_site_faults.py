@@ -7,8 +7,9 @@ from zfsvm_client import BIN, REPO, ansible_env
 
 
 def site(agent, tmp_path, *extra, inventory=None, **env):
-    key = tmp_path / 'id_unused'
+    key = tmp_path / 'id_unused'  # the role reads the .pub before it ever connects
     key.write_text('not a key\n')
+    (tmp_path / 'id_unused.pub').write_text('ssh-ed25519 AAAA unused\n')
     environment = ansible_env(ZFSVM_PORT=free_port(), ZFSVM_KEY=key, **env)
     argv = [str(BIN / 'ansible-playbook'), '-i', str(inventory or REPO / 'inventories' / 'local'),
             str(REPO / 'playbooks' / 'site.yml'), '-e', 'csi_plugin_nomad_addr=' + agent.address] + list(extra)
@@ -26,8 +27,9 @@ def test_unreachable_storage_host_stops_before_nomad(agent, tmp_path):
     proc = site(agent, tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert 'UNREACHABLE' in out and 'Storage host(s) zfsvm did not finish above' in out, out[-3000:]
-    assert 'Nothing was changed in Nomad' in out
+    assert 'Cannot reach storage host zfsvm as root@127.0.0.1:' in out, out[-3000:]
+    assert 'Connection refused' in out and 'Nothing was changed on it or in Nomad' in out
+    assert 'Create the CSI service user' not in out  # the role never started
     assert nomad_state(agent) == before
 
 
