@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Benchmarks. The anchor (community.general) comes from the `ansible` package,
-# installed into a venv of its own so the collection's venv stays minimal.
+# Benchmarks: BENCH=zfs (default), nomad or all. The anchors (community.general)
+# come from the `ansible` package, installed into a venv of its own so the
+# collection's venv stays minimal; python-nomad is there for both Nomad modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 ANSIBLE_PKG='ansible==12.3.0'   # the line that pairs with ansible-core 2.19
-venv=$CACHE/venv-bench-$(printf '%s %s' "$ANSIBLE_PKG" "$(python3 -VV)" | sha256sum | cut -c1-12)
+PINS=$(grep -E '^(ansible-core|python-nomad)==' requirements.txt | cut -d'#' -f1 | tr -d ' ' | tr '\n' ' ')
+venv=$CACHE/venv-bench-$(printf '%s %s %s' "$ANSIBLE_PKG" "$PINS" "$(python3 -VV)" | sha256sum | cut -c1-12)
 if [ ! -f "$venv/.complete" ]; then
   rm -rf "$venv" && python3 -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q "$ANSIBLE_PKG" "$(grep -E '^ansible-core==' requirements.txt | cut -d'#' -f1 | tr -d ' ')"
+  # shellcheck disable=SC2086  # PINS is a list of requirement specifiers
+  "$venv/bin/pip" install -q "$ANSIBLE_PKG" $PINS
   touch "$venv/.complete"
 fi
-PATH=$venv/bin:$PATH "$venv/bin/python" bench/zfs_bench.py
+case ${BENCH:-zfs} in
+  zfs) PATH=$venv/bin:$PATH "$venv/bin/python" bench/zfs_bench.py ;;
+  nomad) PATH=$venv/bin:$PATH BENCH_ANSIBLE_BIN=$venv/bin "$venv/bin/python" bench/nomad_bench.py ;;
+  all) BENCH=zfs bash "$0" && BENCH=nomad bash "$0" ;;
+  *) echo "bench: BENCH must be zfs, nomad or all" >&2; exit 2 ;;
+esac

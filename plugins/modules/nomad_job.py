@@ -209,9 +209,10 @@ def main():
         if module.check_mode:
             result['version'] = current['Version'] if current else -1
             module.exit_json(**result)
+        registered = current
         if result['changed']:
             client.put('jobs', {'Job': job})
-        registered = client.get('job/' + job_id)
+            registered = client.get('job/' + job_id)
         result['version'] = registered['Version']
         if p['wait']:
             result['allocations'] = wait_running(module, client, registered, registered['Version'])

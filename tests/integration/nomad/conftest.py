@@ -10,6 +10,7 @@ import pytest
 from nomad_agent import PLUGIN_ID, REPO, SECRETS_PATH, build_tools, plugin_vars, start_agent
 from zfsvm_client import BIN, ansible_env
 
+
 class LocalResult(dict):
     output = ''
     rc = 0
