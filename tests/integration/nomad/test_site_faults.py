@@ -10,7 +10,9 @@ def site(agent, tmp_path, *extra, inventory=None, **env):
     key = tmp_path / 'id_unused'  # the role reads the .pub before it ever connects
     key.write_text('not a key\n')
     (tmp_path / 'id_unused.pub').write_text('ssh-ed25519 AAAA unused\n')
-    environment = ansible_env(ZFSVM_PORT=free_port(), ZFSVM_KEY=key, **env)
+    settings = dict(ZFSVM_PORT=free_port(), ZFSVM_KEY=key)
+    settings.update(env)
+    environment = ansible_env(**settings)
     argv = [str(BIN / 'ansible-playbook'), '-i', str(inventory or REPO / 'inventories' / 'local'),
             str(REPO / 'playbooks' / 'site.yml'), '-e', 'csi_plugin_nomad_addr=' + agent.address] + list(extra)
     return subprocess.run(argv, capture_output=True, text=True, env=environment, check=False, timeout=600)
@@ -30,6 +32,20 @@ def test_unreachable_storage_host_stops_before_nomad(agent, tmp_path):
     assert 'Cannot reach storage host zfsvm as root@127.0.0.1:' in out, out[-3000:]
     assert 'Connection refused' in out and 'Nothing was changed on it or in Nomad' in out
     assert 'Create the CSI service user' not in out  # the role never started
+    assert nomad_state(agent) == before
+
+
+def test_wrong_ssh_key_stops_before_nomad(vm, agent, tmp_path):
+    key = tmp_path / 'id_wrong'
+    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(key)], check=True)
+    before = nomad_state(agent)
+    # No SSH connection sharing: a master opened earlier with the right key would let this one in.
+    proc = site(agent, tmp_path, ZFSVM_PORT=vm.port, ZFSVM_KEY=key,
+                ANSIBLE_SSH_ARGS='-o ControlMaster=no -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null')
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert 'Cannot reach storage host zfsvm as root@127.0.0.1:%s' % vm.port in out, out[-3000:]
+    assert 'Permission denied (publickey' in out, out[-3000:]
     assert nomad_state(agent) == before
 
 
