@@ -188,8 +188,8 @@ def main():
     result = dict(changed=False, job_id=job_id, namespace=client.namespace)
 
     try:
-        current = client.get('job/' + job_id, missing_ok=True)
         if p['state'] == 'absent':
+            current = client.get('job/' + job_id, missing_ok=True)
             result['changed'] = bool(current) and (not current.get('Stop') or p['purge'])
             if result['changed'] and not module.check_mode:
                 client.delete('job/' + job_id, params={'purge': str(p['purge']).lower()})
@@ -199,23 +199,23 @@ def main():
                                       after='job %s: %s\n' % (job_id, 'purged' if p['purge'] else 'stopped'))
             module.exit_json(**result)
 
+        # The plan alone says whether anything differs, a stopped job included (its Stop
+        # field shows as Edited), so the job is read only to report its version.
         plan = client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True})
         diff = plan.get('Diff') or {}
-        result['plan_diff_type'] = diff.get('Type', 'None')
-        stopped = bool(current) and current.get('Stop')
-        result['changed'] = result['plan_diff_type'] != 'None' or stopped
+        diff_type = result['plan_diff_type'] = diff.get('Type', 'None')
+        result['changed'] = diff_type != 'None'
         if module._diff:
             result['diff'] = dict(prepared='\n'.join(diff_lines(diff)) + '\n' if result['changed'] else '')
         if module.check_mode:
-            result['version'] = current['Version'] if current else -1
+            result['version'] = -1 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
             module.exit_json(**result)
-        registered = current
         if result['changed']:
             client.put('jobs', {'Job': job})
-            registered = client.get('job/' + job_id)
-        result['version'] = registered['Version']
+        # A job registered for the first time is version 0.
+        result['version'] = 0 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
         if p['wait']:
-            result['allocations'] = wait_running(module, client, registered, registered['Version'])
+            result['allocations'] = wait_running(module, client, job, result['version'])
     except NomadError as e:
         module.fail_json(msg=str(e), job_id=job_id)
     module.exit_json(**result)

@@ -39,6 +39,14 @@ def test_check_mode_and_diff_then_apply_then_idempotent(run_local, agent):
     assert applied['changed'] and applied['version'] == 1
     assert run_local('nomad_job', {'content': SLEEPER % '700'})['changed'] is False
 
+    # A stopped job with the same text is a change: the plan shows Stop true => false.
+    assert run_local('nomad_job', {'content': SLEEPER % '700', 'state': 'absent'})['changed']
+    stopped_version = agent.get('/v1/job/sleeper')['Version']  # stopping is a version of its own
+    restarted = run_local('nomad_job', {'content': SLEEPER % '700'})
+    assert restarted['changed'] and restarted['plan_diff_type'] == 'Edited', restarted
+    assert restarted['version'] == stopped_version + 1 == agent.get('/v1/job/sleeper')['Version']
+    assert agent.get('/v1/job/sleeper')['Stop'] is False
+
     stopped = run_local('nomad_job', {'content': SLEEPER % '700', 'state': 'absent', 'purge': True})
     assert stopped['changed'] and stopped['version'] == -1
     assert run_local('nomad_job', {'content': SLEEPER % '700', 'state': 'absent'})['changed'] is False
