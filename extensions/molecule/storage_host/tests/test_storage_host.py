@@ -10,6 +10,8 @@ PARENT = 'tank/nomad/csi'
 NFS_DRIVER_SET = sorted(['clone', 'create', 'destroy', 'mount', 'mountpoint', 'promote', 'receive', 'refquota',
                          'refreservation', 'rename', 'rollback', 'send', 'share', 'sharenfs', 'snapshot', 'userprop',
                          'atime', 'compression'])
+# inventories/local/group_vars/storage_hosts.yml, chosen unlike the kernel's defaults (8 threads, +3).
+NFS_THREADS = 4
 
 
 @pytest.fixture(scope='module')
@@ -54,7 +56,7 @@ def test_service_user_cannot_create_outside_the_parent(csi):
     assert outside.rc != 0 and 'permission denied' in outside.stderr
 
 
-@pytest.mark.parametrize('command', ['/usr/sbin/zfs mount tank/other', '/usr/sbin/zfs destroy %s' % PARENT,
+@pytest.mark.parametrize('command', ['/usr/sbin/zfs mount tank/other', '/usr/sbin/zfs share tank/other', '/usr/sbin/zfs destroy %s' % PARENT,
                                      '/usr/sbin/zfs mount %s/../other' % PARENT, '/bin/true'])
 def test_sudo_goes_no_further_than_the_narrow_rule(csi, command):
     denied = csi.run('sudo -n ' + command)
@@ -70,3 +72,28 @@ def test_sudo_allows_mount_under_the_parent(host, csi):
         assert host.mount_point('/mnt/by-csi').exists
     finally:
         host.run('/usr/sbin/zfs destroy -r %s/mountable', PARENT)
+
+
+def test_nfs_server_runs_with_the_role_settings(host):
+    assert host.service('nfs-server').is_running and host.service('nfs-server').is_enabled
+    assert host.service('zfs-share').is_enabled
+    assert int(host.file('/proc/fs/nfsd/threads').content_string) == NFS_THREADS
+    offered = host.file('/proc/fs/nfsd/versions').content_string.split()
+    assert '-3' in offered and '+4.2' in offered, offered
+
+
+def test_service_user_shares_a_child_that_mounts_over_nfs(host, csi):
+    """The zfs-generic-nfs flow: sharenfs as the user (delegated), mount and share via sudo."""
+    child = PARENT + '/shared'
+    csi.run('/usr/sbin/zfs create %s', child)  # "may only be mounted by root" is expected
+    try:
+        for command in ('/usr/sbin/zfs set sharenfs=rw=@127.0.0.1/32 %s', 'sudo -n /usr/sbin/zfs mount %s',
+                        'sudo -n /usr/sbin/zfs share %s'):
+            done = csi.run(command, child)
+            assert done.rc == 0, (command, done.stderr)
+        host.check_output('echo written-on-zfs > /%s/file', child)
+        host.check_output('mkdir -p /mnt/nfs-check && mount -t nfs -o vers=4.2 127.0.0.1:/%s /mnt/nfs-check', child)
+        assert host.check_output('cat /mnt/nfs-check/file') == 'written-on-zfs'
+    finally:
+        host.run('umount /mnt/nfs-check')
+        host.run('/usr/sbin/zfs destroy -r %s', child)
