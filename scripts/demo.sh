@@ -10,7 +10,7 @@ export ANSIBLE_SSH_ARGS='-o ControlMaster=auto -o ControlPersist=300s -o StrictH
 eval "$(bash tests/zfsvm/zfsvm.sh start)"
 export ZFSVM_PORT ZFSVM_KEY
 bash scripts/nomad-dev.sh start
-play() { .venv/bin/ansible-playbook -i inventories/local playbooks/site.yml "$@"; }
+play() { .venv/bin/ansible-playbook -i inventories/local playbooks/site.yml; }
 play
 # tee to a file, not /dev/stderr: reopening that truncates a log the caller redirected to.
 out=$(mktemp); trap 'rm -f "$out"' EXIT
@@ -46,6 +46,8 @@ run_workload() {
 echo "--- a workload writes into volume demo, then another allocation reads the file back"
 written=$(run_workload write); echo "write allocation: $written"
 read_back=$(run_workload read); echo "read allocation:  $read_back"
-[ -n "$written" ] && [ "$written" = "$read_back" ] || { echo "demo: read back differs from what was written" >&2; exit 1; }
+if [ -z "$written" ] || [ "$written" != "$read_back" ]; then
+  echo "demo: read back differs from what was written" >&2; exit 1
+fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
 echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; the volume kept a workload's file)"

@@ -56,6 +56,6 @@ stop() {
 case ${1:-status} in
   start) start ;;
   stop) stop ;;
-  status) up && log "running at $ADDR" || { log "not running"; exit 3; } ;;
+  status) if up; then log "running at $ADDR"; else log "not running"; exit 3; fi ;;
   *) log "usage: $0 start|stop|status"; exit 2 ;;
 esac

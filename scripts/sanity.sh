@@ -18,7 +18,7 @@ if [ ! -f "$venv/.complete" ]; then
 fi
 pip_version=$(sed -n "s/^ *pip='\([0-9.]*\)',$/\1/p" "$venv"/lib/python*/site-packages/ansible_test/_internal/python_requirements.py)
 mkdir -p ~/.ansible/test/cache
-cp scripts/ansible_test_get_pip.py ~/.ansible/test/cache/get_pip_${pip_version//./_}.py
+cp scripts/ansible_test_get_pip.py ~/.ansible/test/cache/"get_pip_${pip_version//./_}.py"
 cd "$dest"
 git init -q . && git add -A >/dev/null
 exec "$venv/bin/ansible-test" sanity --local --requirements --python "$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" "$@"

@@ -9,7 +9,8 @@ mkdir -p "$CACHE"
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 # gcc and libc6-dev: Nomad is built with cgo, the only way it includes the exec driver.
-APT_PACKAGES=(debootstrap qemu-system-x86 qemu-utils e2fsprogs openssh-client git rsync gcc libc6-dev curl)
+# The shellcheck package: ansible-test sanity skips that test without it.
+APT_PACKAGES=(debootstrap qemu-system-x86 qemu-utils e2fsprogs openssh-client git rsync gcc libc6-dev curl shellcheck)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

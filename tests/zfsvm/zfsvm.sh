@@ -127,7 +127,7 @@ ssh_vm() {
 
 # One boot attempt: a fresh copy-on-write layer and pool disk, then wait for sshd.
 boot_once() {
-  local port accel=(-accel tcg,thread=multi -cpu max)
+  local port accel=(-accel "tcg,thread=multi" -cpu max)
   rm -f "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img" "$RUN_DIR/console.log"
   # A copy-on-write layer keeps the cached image pristine; the pool disk is new each boot.
   qemu-img create -q -f qcow2 -F raw -b "$IMAGE_DIR/root.img" "$RUN_DIR/root.qcow2"

@@ -1,4 +1,5 @@
-"""site.yml refuses early: bad role arguments and an unreachable storage host leave Nomad untouched."""
+"""site.yml refuses early: bad role arguments, an unreachable storage host or one without an NFS server leave
+Nomad (and the host) untouched."""
 
 import subprocess
 
@@ -47,6 +48,24 @@ def test_wrong_ssh_key_stops_before_nomad(vm, agent, tmp_path):
     assert 'Cannot reach storage host zfsvm as root@127.0.0.1:%s' % vm.port in out, out[-3000:]
     assert 'Permission denied (publickey' in out, out[-3000:]
     assert nomad_state(agent) == before
+
+
+def test_missing_nfs_server_stops_before_anything_changes(vm, agent, tmp_path):
+    vm.sh('mv /usr/sbin/rpc.nfsd /usr/sbin/rpc.nfsd.hidden')
+    try:
+        def everything():
+            return nomad_state(agent), vm.state(), vm.sh('getent passwd; ls -l /etc/sudoers.d /etc/nfs.conf.d 2>&1 || true').stdout
+
+        before = everything()
+        proc = site(agent, tmp_path, ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode != 0
+        assert 'Storage host zfsvm has no NFS server (/usr/sbin/rpc.nfsd)' in out, out[-3000:]
+        assert 'storage_host_install_nfs: true' in out and 'Nothing was changed on it or in Nomad' in out
+        assert 'Create the CSI service user' not in out
+        assert everything() == before
+    finally:
+        vm.sh('mv /usr/sbin/rpc.nfsd.hidden /usr/sbin/rpc.nfsd')
 
 
 def test_unknown_driver_is_rejected_at_the_start_of_the_play(agent, tmp_path):
