@@ -85,3 +85,22 @@ def test_missing_parent_is_rejected_at_the_start_of_the_play(agent, tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert 'missing required arguments: storage_host_parent' in out, out[-3000:]
+
+
+def test_delegating_a_root_only_property_is_refused_before_anything_changes(agent, tmp_path):
+    """With the sudo mount rule, a delegated mountpoint would let the user have root mount a dataset anywhere."""
+    before = nomad_state(agent)
+    proc = site(agent, tmp_path, '-e', '{"storage_host_extra_permissions": ["hold", "mountpoint"]}')
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and nomad_state(agent) == before
+    assert 'storage_host_extra_permissions asks to delegate mountpoint' in out, out[-3000:]
+    assert 'Remove them from storage_host_extra_permissions' in out
+    assert 'Check SSH access to the storage host' not in out  # refused before the first connection
+
+
+def test_turning_setuid_on_for_the_parent_is_refused(agent, tmp_path):
+    proc = site(agent, tmp_path, '-e', '{"storage_host_parent_properties": {"setuid": "on", "compression": "lz4"}}')
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert 'storage_host_parent_properties turns setuid on' in out, out[-3000:]
+    assert 'Check SSH access to the storage host' not in out

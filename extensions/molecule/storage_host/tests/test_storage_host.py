@@ -6,8 +6,9 @@ import pytest
 import testinfra
 
 PARENT = 'tank/nomad/csi'
+SNAPSHOTS = 'tank/nomad/csi-snapshots'
 # roles/storage_host/vars/main.yml for zfs-generic-nfs, plus the parent's own properties.
-NFS_DRIVER_SET = sorted(['clone', 'create', 'destroy', 'mount', 'mountpoint', 'promote', 'receive', 'refquota',
+NFS_DRIVER_SET = sorted(['clone', 'create', 'destroy', 'mount', 'promote', 'receive', 'refquota',
                          'refreservation', 'rename', 'rollback', 'send', 'share', 'sharenfs', 'snapshot', 'userprop',
                          'atime', 'compression'])
 # inventories/local/group_vars/storage_hosts.yml, chosen unlike the kernel's defaults (8 threads, +3).
@@ -49,6 +50,55 @@ def test_service_user_creates_and_snapshots_under_the_parent(host, csi):
         assert host.run('/usr/sbin/zfs list %s/by-csi@s', PARENT).rc == 0
     finally:
         host.run('/usr/sbin/zfs destroy -r %s/by-csi', PARENT)
+
+
+def test_parents_keep_setuid_and_devices_off(host):
+    for parent in (PARENT, SNAPSHOTS):
+        out = host.check_output('/usr/sbin/zfs get -H -o property,value,source setuid,devices %s', parent)
+        assert out.splitlines() == ['setuid\toff\tlocal', 'devices\toff\tlocal'], parent
+
+
+def test_service_user_cannot_point_a_mountpoint_out_of_the_parent(host, csi):
+    """With sudo zfs mount allowed, a mountpoint the user chose would be root mounting anywhere."""
+    at_create = csi.run('/usr/sbin/zfs create -o mountpoint=/etc/nzc-escape %s/escape', PARENT)
+    csi.run('/usr/sbin/zfs create %s/moved', PARENT)  # "may only be mounted by root" is expected
+    # zfs set exits 255 on "permission denied", which testinfra takes for an SSH failure.
+    later = csi.run('/usr/sbin/zfs set mountpoint=/etc/nzc-escape %s/moved || exit 1', PARENT)
+    try:
+        assert at_create.rc != 0 and 'permission denied' in at_create.stderr, at_create.stderr
+        assert host.run('/usr/sbin/zfs list %s/escape', PARENT).rc != 0
+        assert later.rc != 0 and 'permission denied' in later.stderr, later.stderr
+        assert host.check_output('/usr/sbin/zfs get -H -o value mountpoint %s/moved', PARENT) == '/%s/moved' % PARENT
+    finally:
+        host.run('/usr/sbin/zfs destroy %s/escape', PARENT)
+        host.run('/usr/sbin/zfs destroy %s/moved', PARENT)
+
+
+def test_a_received_dataset_is_mounted_under_the_parent_without_setuid(host, csi):
+    """zfs receive carries files with any owner and mode and, with -p, properties: root (standing in for a
+    machine the user controls) sends a dataset with a set-uid copy of sh that asks to mount in /etc."""
+    bait = 'tank/nzc-bait'
+    host.check_output('/usr/sbin/zfs create -o mountpoint=/etc/nzc-bait -o setuid=on %s && '
+                      'install -m 4755 /bin/sh /etc/nzc-bait/suid-sh && /usr/sbin/zfs snapshot %s@s && '
+                      '/usr/sbin/zfs send -p %s@s > /tmp/bait.zstream && chmod 644 /tmp/bait.zstream', bait, bait, bait)
+    try:
+        received = csi.run('/usr/sbin/zfs receive %s/bait < /tmp/bait.zstream || exit 1', PARENT)
+        assert 'permission denied' in received.stderr, received.stderr  # for the stream's mountpoint and setuid
+        props = host.check_output('/usr/sbin/zfs get -H -o property,value,source mountpoint,setuid %s/bait', PARENT)
+        # The stream's mountpoint and setuid were refused, so both come from above (the parent's own
+        # mountpoint is the pool's default, hence "default").
+        assert props.splitlines() == ['mountpoint\t/%s/bait\tdefault' % PARENT,
+                                      'setuid\toff\tinherited from %s' % PARENT], props
+        mounted = csi.run('sudo -n /usr/sbin/zfs mount %s/bait', PARENT)
+        assert mounted.rc == 0, mounted.stderr
+        options = host.check_output('findmnt -n -o TARGET,OPTIONS --source %s/bait', PARENT)
+        assert options.split()[0] == '/%s/bait' % PARENT and 'nosuid' in options and 'nodev' in options, options
+        escalated = csi.run('/%s/bait/suid-sh -p -c id', PARENT)
+        assert escalated.rc == 0 and 'euid=0' not in escalated.stdout, escalated.stdout
+    finally:
+        host.run('/usr/sbin/zfs destroy -r %s/bait', PARENT)
+        host.run('/usr/sbin/zfs destroy -r %s', bait)
+        host.run('rm -f /tmp/bait.zstream')
 
 
 def test_service_user_cannot_create_outside_the_parent(csi):
