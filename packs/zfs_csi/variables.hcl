@@ -53,9 +53,15 @@ variable "dataset_enable_reservation" {
 }
 
 variable "zfs_sudo" {
-  description = "Run zfs through sudo (zfs.cli.sudoEnabled); needed for mount and share on Linux."
+  description = "Run every zfs command through sudo (zfs.cli.sudoEnabled). Set false with zfs_cli_path for a delegated service user."
   type        = bool
   default     = true
+}
+
+variable "zfs_cli_path" {
+  description = "zfs program democratic-csi runs on the storage host (zfs.cli.paths.zfs); empty keeps democratic-csi's default."
+  type        = string
+  default     = ""
 }
 
 variable "ssh_host" {

@@ -63,6 +63,10 @@ sshConnection:
 zfs:
   cli:
     sudoEnabled: [[ var "zfs_sudo" . ]]
+[[- if var "zfs_cli_path" . ]]
+    paths:
+      zfs: [[ var "zfs_cli_path" . | quote ]]
+[[- end ]]
   datasetParentName: [[ var "dataset_parent_name" . | quote ]]
 [[- if var "detached_snapshots_parent_name" . ]]
   detachedSnapshotsDatasetParentName: [[ var "detached_snapshots_parent_name" . | quote ]]

@@ -22,7 +22,7 @@ def csi(host):
     return testinfra.get_host(
         'ssh://csi@%s:%s' % (hostvars['ansible_host'], hostvars['ansible_port']),
         ssh_identity_file=hostvars['ansible_private_key_file'],
-        ssh_extra_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes')
+        ssh_extra_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR')
 
 
 def test_service_user_exists(host):
@@ -147,3 +147,85 @@ def test_service_user_shares_a_child_that_mounts_over_nfs(host, csi):
     finally:
         host.run('umount /mnt/nfs-check')
         host.run('/usr/sbin/zfs destroy -r %s', child)
+
+
+# democratic-csi with zfs.cli.sudoEnabled off runs this instead of zfs (the pack's zfs_cli_path).
+WRAPPER = '/usr/local/libexec/nomad-zfs-csi/zfs'
+
+
+def zfs_get(host, prop, dataset):
+    return host.check_output('/usr/sbin/zfs get -Hp -o value %s %s', prop, dataset)
+
+
+def test_wrapper_is_root_owned(host):
+    wrapper = host.file(WRAPPER)
+    assert wrapper.user == 'root' and wrapper.group == 'root' and wrapper.mode == 0o755
+
+
+def test_wrapper_runs_a_democratic_csi_volume_lifecycle_as_the_service_user(host, csi):
+    """The command lines democratic-csi's zfs-generic-nfs controller sends over SSH (values quoted as its
+    escapeShell does): create, share, snapshot, clone, destroy; each needs root on Linux at some step."""
+    vol, clone = PARENT + '/pvc-w1', PARENT + '/pvc-w2'
+    try:
+        created = csi.run(WRAPPER + ' create -p -o democratic-csi:csi_volume_name="pvc-w1" '
+                          '-o refquota="1073741824" ' + vol + ' || exit 1')
+        assert created.rc == 0 and created.stderr == '', created.stderr
+        assert zfs_get(host, 'mounted', vol) == 'yes' and zfs_get(host, 'refquota', vol) == '1073741824'
+
+        shared = csi.run(WRAPPER + ' set sharenfs="rw=@127.0.0.1/32,no_root_squash" ' + vol + ' || exit 1')
+        assert shared.rc == 0 and shared.stderr == '', shared.stderr
+        assert '/' + vol in host.check_output('exportfs -s').split()  # the kernel's export table
+
+        host.check_output('echo before-snapshot > /%s/file', vol)
+        for command in (' snapshot %s@snap-1' % vol,
+                        ' clone -o refquota="1073741824" %s@snap-1 %s' % (vol, clone)):
+            done = csi.run(WRAPPER + command + ' || exit 1')
+            assert done.rc == 0 and done.stderr == '', (command, done.stderr)
+        assert zfs_get(host, 'mounted', clone) == 'yes'
+        assert host.file('/%s/file' % clone).content_string == 'before-snapshot\n'
+
+        for dataset in (clone, vol):
+            destroyed = csi.run(WRAPPER + ' destroy -r -p %s || exit 1', dataset)
+            assert destroyed.rc == 0, destroyed.stderr
+        assert host.run('/usr/sbin/zfs list %s', vol).rc != 0
+        assert '/' + vol not in host.check_output('exportfs -s').split()
+        assert host.run('findmnt -n --source %s', vol).rc != 0
+        # democratic-csi treats exactly this as "already deleted".
+        again = csi.run(WRAPPER + ' destroy -r -p %s || exit 1', vol)
+        assert again.rc != 0 and 'dataset does not exist' in again.stderr, again.stderr
+    finally:
+        host.run('/usr/sbin/zfs destroy -r %s; /usr/sbin/zfs destroy -r %s', clone, vol)
+
+
+def test_wrapper_mounts_the_ancestors_that_create_p_makes(host, csi):
+    created = csi.run(WRAPPER + ' create -p %s/ns/a/pvc-w3 || exit 1', PARENT)
+    try:
+        assert created.rc == 0, created.stderr
+        for dataset in ('ns', 'ns/a', 'ns/a/pvc-w3'):
+            assert zfs_get(host, 'mounted', '%s/%s' % (PARENT, dataset)) == 'yes', dataset
+    finally:
+        host.run('/usr/sbin/zfs destroy -r %s/ns', PARENT)
+
+
+def test_wrapper_retry_mounts_what_an_interrupted_create_left(host, csi):
+    """A controller killed between create and mount leaves an unmounted dataset; its retry's
+    create -p succeeds on the existing dataset and must leave the volume mounted."""
+    csi.check_output('/usr/sbin/zfs create -u %s/half', PARENT)
+    try:
+        retried = csi.run(WRAPPER + ' create -p %s/half || exit 1', PARENT)
+        assert retried.rc == 0, retried.stderr
+        assert zfs_get(host, 'mounted', PARENT + '/half') == 'yes'
+    finally:
+        host.run('/usr/sbin/zfs destroy %s/half', PARENT)
+
+
+@pytest.mark.parametrize('command, refusal', [
+    ('create tank/nomad/not-csi', 'permission denied'),
+    ('mount tank/other', 'password is required'),
+    ('destroy %s' % SNAPSHOTS, 'permission denied'),
+])
+def test_wrapper_gives_no_more_than_the_user_has(host, csi, command, refusal):
+    refused = csi.run(WRAPPER + ' ' + command + ' || exit 1')
+    assert refused.rc != 0 and refusal in refused.stderr, refused.stderr
+    assert host.run('/usr/sbin/zfs list tank/nomad/not-csi').rc != 0
+    assert zfs_get(host, 'mounted', SNAPSHOTS) == 'yes'

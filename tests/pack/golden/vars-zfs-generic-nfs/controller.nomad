@@ -53,7 +53,9 @@ sshConnection:
 {{ with nomadVar "nomad/jobs/zfs-csi" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
 zfs:
   cli:
-    sudoEnabled: true
+    sudoEnabled: false
+    paths:
+      zfs: "/usr/local/libexec/nomad-zfs-csi/zfs"
   datasetParentName: "tank/nomad/csi"
   detachedSnapshotsDatasetParentName: "tank/nomad/csi-snapshots"
   datasetEnableQuotas: true
