@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'tests' / 'integration'))
-from zfsvm_client import ZFS_WRAPPER, ZFSVM, Vm, ansible_env  # noqa: E402
+from zfsvm_client import ZFS_WRAPPER, ansible_env, booted_vm  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '50'))
 REPEAT = int(os.environ.get('BENCH_REPEAT', '3'))
@@ -35,11 +35,7 @@ def converge(vm, impl, inventory):
 
 
 def main():
-    started = subprocess.run(['bash', str(ZFSVM), 'start'], capture_output=True, text=True, check=True)
-    facts = dict(line.split('=', 1) for line in started.stdout.split() if '=' in line)
-    workdir = Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench'
-    workdir.mkdir(exist_ok=True)
-    vm = Vm(facts, workdir)
+    vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
     vm.sh("cat > /usr/local/sbin/zfs <<'EOF'\n%sEOF\nchmod 755 /usr/local/sbin/zfs" % ZFS_WRAPPER)
     version = vm.sh('/usr/sbin/zfs version | head -1').stdout.strip()
     rows = {}

@@ -34,6 +34,14 @@ def ansible_env(**extra):
     return env
 
 
+def booted_vm(workdir):
+    """Start the ZFS VM (a running one is reused) and return a Vm for it, for the benchmarks."""
+    started = subprocess.run(['bash', str(ZFSVM), 'start'], capture_output=True, text=True, check=True)
+    facts = dict(line.split('=', 1) for line in started.stdout.split() if '=' in line)
+    workdir.mkdir(exist_ok=True)
+    return Vm(facts, workdir)
+
+
 def collections_path():
     link = COLLECTIONS / 'ansible_collections' / 'nomad_zfs' / 'csi'
     if not link.exists():
