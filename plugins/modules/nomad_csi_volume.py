@@ -23,6 +23,8 @@ description:
     O(state=deleted), which asks the plugin to destroy the volume.
   - O(secrets) and O(mount_flags) are write-only (Nomad redacts them when read), so they are
     sent whenever the volume is written but never compared.
+  - Just after a plugin turns healthy, Nomad can still answer V(plugin has no controller) for a
+    moment; O(mode=create) then retries for up to 30 seconds, since nothing was created.
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
@@ -139,6 +141,7 @@ changed_fields:
 '''
 
 import re
+import time
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_props import PropertyError, parse_size
@@ -185,6 +188,23 @@ def public(vol):
         fs_type=(vol.get('MountOptions') or {}).get('FSType') or '', parameters=vol.get('Parameters') or {},
         context=vol.get('Context') or {},
         claims=len(vol.get('ReadAllocs') or {}) + len(vol.get('WriteAllocs') or {}))
+
+
+# Seen once in CI on a fresh dev agent: the plugin read healthy, then the create got a 500
+# "plugin has no controller". Nomad refuses before calling the plugin, so a retry is safe.
+NO_CONTROLLER = 'plugin has no controller'
+NO_CONTROLLER_RETRY_SECONDS = 30
+
+
+def put_retrying_no_controller(client, endpoint, body, seconds=NO_CONTROLLER_RETRY_SECONDS, pause=2):
+    deadline = time.time() + seconds
+    while True:
+        try:
+            return client.put(endpoint, body)
+        except NomadError as e:
+            if NO_CONTROLLER not in str(e) or time.time() + pause > deadline:
+                raise
+            time.sleep(pause)
 
 
 def check_input(module):
@@ -287,7 +307,10 @@ def main():
         if result['changed'] and not module.check_mode:
             # Nomad updates an existing volume through the same endpoint that made it.
             endpoint = path + '/create' if p['mode'] == 'create' else path
-            client.put(endpoint, {'Volumes': [want]})
+            if p['mode'] == 'create':
+                put_retrying_no_controller(client, endpoint, {'Volumes': [want]})
+            else:
+                client.put(endpoint, {'Volumes': [want]})
             current = client.get(path)
         if current:
             result['volume'] = public(current)

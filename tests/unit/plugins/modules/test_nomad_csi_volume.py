@@ -1,6 +1,9 @@
 """The fields nomad_csi_volume compares: a request and Nomad's read of the same volume must agree."""
 
-from ansible_collections.nomad_zfs.csi.plugins.modules.nomad_csi_volume import comparable, requested
+import pytest
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError
+from ansible_collections.nomad_zfs.csi.plugins.modules.nomad_csi_volume import comparable, put_retrying_no_controller, requested
 
 PARAMS = dict(id='pgdata', name=None, plugin_id='zfs', mode='create', external_id=None, fs_type='',
               mount_flags=['noatime'], parameters={}, context={}, secrets={'token': 'hush'},
@@ -29,3 +32,35 @@ def test_capability_order_does_not_matter():
            {'AccessMode': 'single-node-reader-only', 'AttachmentMode': 'file-system'}]
     assert comparable(dict(READ, RequestedCapabilities=two), 'create') == \
         comparable(dict(READ, RequestedCapabilities=list(reversed(two))), 'create')
+
+
+class _Answers(object):
+    """Stands in for NomadClient.put only: replays errors, then succeeds."""
+
+    def __init__(self, *errors):
+        self.errors, self.calls = list(errors), 0
+
+    def put(self, endpoint, body):
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return {}
+
+
+def test_create_retries_while_nomad_says_the_plugin_has_no_controller():
+    # The message as Nomad v1.11.3 answered it in CI.
+    answers = _Answers(NomadError('Nomad at http://127.0.0.1:4646 refused PUT volume/csi/demo/create (500): '
+                                  'plugin has no controller'))
+    put_retrying_no_controller(answers, 'volume/csi/demo/create', {}, seconds=5, pause=0.01)
+    assert answers.calls == 2
+
+
+def test_create_gives_up_after_the_deadline_and_other_errors_are_not_retried():
+    stuck = _Answers(*[NomadError('(500): plugin has no controller')] * 50)
+    with pytest.raises(NomadError):
+        put_retrying_no_controller(stuck, 'x', {}, seconds=0.05, pause=0.01)
+    assert 1 < stuck.calls < 50
+    denied = _Answers(NomadError('(403): Permission denied'))
+    with pytest.raises(NomadError):
+        put_retrying_no_controller(denied, 'x', {}, seconds=5, pause=0.01)
+    assert denied.calls == 1
