@@ -9,10 +9,11 @@ set -eu
 mode=$1 n=$2 parent=$3
 wrapper=/usr/local/libexec/nomad-zfs-csi/zfs
 case $mode in
-  wrapper) run() { "$wrapper" "$@"; } ;;
-  sudo) run() { sudo -n /usr/sbin/zfs "$@"; } ;;
+  wrapper) zfs_way() { sh $trace "$wrapper" "$@"; } ;;
+  sudo) zfs_way() { sh $trace -c 'sudo -n /usr/sbin/zfs "$@"' sh "$@"; } ;;
   *) echo "mode must be wrapper or sudo" >&2; exit 2 ;;
 esac
+run() { zfs_way "$@" 2>>/tmp/nzc-bench-trace; }
 
 lifecycle() {
   vol=$parent/bench-$1 clone=$parent/bench-$1-clone
@@ -24,16 +25,13 @@ lifecycle() {
   run destroy -r -p "$vol" >/dev/null
 }
 
-# zfs processes in one lifecycle: the wrapper's trace shows each zfs it starts.
-if [ "$mode" = wrapper ]; then
-  run() { sh -x "$wrapper" "$@" 2>>/tmp/nzc-bench-trace; }
-  : >/tmp/nzc-bench-trace
-  lifecycle count
-  processes=$(grep -cE '^\+ (exec |sudo -n )?/usr/sbin/zfs ' /tmp/nzc-bench-trace)
-  run() { "$wrapper" "$@"; }
-else
-  processes=6
-fi
+# zfs processes in one lifecycle, counted the same way for both: the sh -x
+# trace shows each zfs started.
+trace=-x
+: >/tmp/nzc-bench-trace
+lifecycle count
+processes=$(grep -cE '^\+ (exec |sudo -n )?/usr/sbin/zfs ' /tmp/nzc-bench-trace)
+trace=
 
 start=$(date +%s%N)
 i=0

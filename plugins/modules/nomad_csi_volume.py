@@ -191,7 +191,8 @@ def public(vol):
 
 
 # Seen once in CI on a fresh dev agent: the plugin read healthy, then the create got a 500
-# "plugin has no controller". Nomad refuses before calling the plugin, so a retry is safe.
+# "plugin has no controller". Nomad refuses before calling the plugin, so a retry is safe;
+# only volume creation gets this answer, so every write can go through here.
 NO_CONTROLLER = 'plugin has no controller'
 NO_CONTROLLER_RETRY_SECONDS = 30
 
@@ -307,10 +308,7 @@ def main():
         if result['changed'] and not module.check_mode:
             # Nomad updates an existing volume through the same endpoint that made it.
             endpoint = path + '/create' if p['mode'] == 'create' else path
-            if p['mode'] == 'create':
-                put_retrying_no_controller(client, endpoint, {'Volumes': [want]})
-            else:
-                client.put(endpoint, {'Volumes': [want]})
+            put_retrying_no_controller(client, endpoint, {'Volumes': [want]})
             current = client.get(path)
         if current:
             result['volume'] = public(current)
