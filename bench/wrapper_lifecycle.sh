@@ -13,7 +13,9 @@ case $mode in
   sudo) zfs_way() { sh $trace -c 'sudo -n /usr/sbin/zfs "$@"' sh "$@"; } ;;
   *) echo "mode must be wrapper or sudo" >&2; exit 2 ;;
 esac
-run() { zfs_way "$@" 2>>/tmp/nzc-bench-trace; }
+# Its own file: the two modes run as different users in sticky /tmp.
+trace_file=$(mktemp)
+run() { zfs_way "$@" 2>>"$trace_file"; }
 
 lifecycle() {
   vol=$parent/bench-$1 clone=$parent/bench-$1-clone
@@ -28,13 +30,13 @@ lifecycle() {
 # zfs processes in one lifecycle, counted the same way for both: the sh -x
 # trace shows each zfs started.
 trace=-x
-: >/tmp/nzc-bench-trace
 lifecycle count
-processes=$(grep -cE '^\+ (exec |sudo -n )?/usr/sbin/zfs ' /tmp/nzc-bench-trace)
+processes=$(grep -cE '^\+ (exec |sudo -n )?/usr/sbin/zfs ' "$trace_file")
 trace=
 
 start=$(date +%s%N)
 i=0
 while [ $i -lt "$n" ]; do lifecycle $i; i=$((i + 1)); done
 end=$(date +%s%N)
+rm -f "$trace_file"
 echo "mode=$mode lifecycles=$n zfs_processes_per_lifecycle=$processes ms_per_lifecycle=$(( (end - start) / n / 1000000 ))"

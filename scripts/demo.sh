@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job on the local default stack: boot the ZFS VM and a Nomad dev agent,
-# run site.yml twice (the second run must report changed=0 on every host), then
-# show the delegation on the storage host and the plugin and volume in Nomad.
+# The main job on the local default stack: boot the ZFS VM and a Nomad dev agent in
+# it, run site.yml twice (the second run must report changed=0 on every host), then
+# show the delegation, the dataset democratic-csi made for volume demo, and a
+# workload's file surviving into a second allocation on that dataset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
@@ -25,6 +26,9 @@ bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs allow tank/nomad/csi
 echo "--- the csi user creates and snapshots a child over SSH"
 ssh -q -i "$ZFSVM_KEY" -p "$ZFSVM_PORT" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null csi@127.0.0.1 \
   '/usr/sbin/zfs create tank/nomad/csi/demo-child 2>&1 | grep -v "may only be mounted by root" || true; /usr/sbin/zfs snapshot tank/nomad/csi/demo-child@now && /usr/sbin/zfs list -r -t all -o name tank/nomad/csi/demo-child && /usr/sbin/zfs destroy -r tank/nomad/csi/demo-child'
+echo "--- the dataset democratic-csi made for volume demo (storage host)"
+bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquota,used,sharenfs tank/nomad/csi/demo \
+  || { echo "demo: democratic-csi made no dataset tank/nomad/csi/demo for volume demo" >&2; exit 1; }
 export NOMAD_ADDR=http://127.0.0.1:4646
 echo "--- nomad plugin status zfs"
 "$CACHE/bin/nomad" plugin status zfs
@@ -34,7 +38,7 @@ echo "--- nomad volume status demo"
 run_workload() {
   "$CACHE/bin/nomad" job run -detach -var "action=$1" scripts/demo-workload.nomad >/dev/null
   local alloc="" state=""
-  for _ in $(seq 90); do
+  for _ in $(seq 150); do
     read -r alloc state < <("$CACHE/bin/nomad" job allocs -json demo-workload | python3 -c \
       'import json,sys; a=max(json.load(sys.stdin), key=lambda x: x["CreateIndex"]); print(a["ID"], a["ClientStatus"])')
     case $state in complete) break ;; failed|lost) echo "demo: workload $1 $state" >&2; "$CACHE/bin/nomad" alloc status "$alloc" >&2; exit 1 ;; esac

@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 # An empty ./molecule (left by tools) would make Molecule ignore extensions/molecule.
 rmdir molecule 2>/dev/null || true
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(storage_host csi_plugin)
+# csi_plugin first: it reuses the VM the integration tests left up, and storage_host's
+# prepare starts from a clean tank/nomad and its destroy stops the VM.
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(csi_plugin storage_host)
 for scenario in "${scenarios[@]}"; do
   log=$(mktemp)
   .venv/bin/molecule test -s "$scenario" 2>&1 | tee "$log"

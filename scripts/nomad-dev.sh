@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# The Nomad half of the local default stack: `nomad agent -dev` on 127.0.0.1:4646,
-# raw_exec enabled, data under a short path (a CSI plugin's socket path must fit
-# the 108-byte unix socket limit). Usage: nomad-dev.sh start|stop|status
+# The Nomad half of the local default stack: `nomad agent -dev` inside the ZFS VM,
+# where volumes can be mounted (this host's kernel has no NFS or ZFS). Its HTTP API
+# is forwarded to 127.0.0.1:4646 here, so Ansible, the modules and nomad-pack run
+# on this host as they would against any cluster.
+# Usage: nomad-dev.sh start|stop|status
 set -euo pipefail
-CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
-DIR=${NOMAD_DEV_DIR:-/tmp/nzc-dev}
-ADDR=http://127.0.0.1:4646
+cd "$(dirname "$0")/.."
+ZFSVM=tests/zfsvm/zfsvm.sh
+# Short: a CSI plugin's socket path under it must fit the 108-byte unix socket limit.
+DATA_DIR=/var/lib/nzc-nomad
 log() { printf '[nomad-dev] %s\n' "$*" >&2; }
-up() { curl -sf "$ADDR/v1/status/leader" | grep -q '"'; }
+addr() { bash "$ZFSVM" status 2>/dev/null | sed -n 's/^ZFSVM_NOMAD_ADDR=//p'; }
+up() { local a; a=$(addr) && [ -n "$a" ] && curl -sf "$a/v1/status/leader" | grep -q '"'; }
 
-start() {
-  if up; then log "already running at $ADDR"; return 0; fi
-  mkdir -p "$DIR"
-  cat >"$DIR/agent.hcl" <<HCL
-bind_addr = "127.0.0.1"
-data_dir  = "$DIR/data"
+# raw_exec runs democratic-csi from the tools disk; exec runs workloads, the only
+# driver here that can mount a CSI volume into a task.
+agent_config() {
+  cat <<HCL
+bind_addr = "0.0.0.0"
+data_dir  = "$DATA_DIR"
+# The address the CLI on this host reaches the client at for logs and exec: the
+# forwarded port, not the VM's own 10.0.2.15, which means this host from here.
+advertise {
+  http = "127.0.0.1:4646"
+}
 client {
   options = {
     # Cloud fingerprinters in this Nomad build abort the agent; there is no cloud here.
@@ -27,35 +36,45 @@ plugin "raw_exec" {
   }
 }
 HCL
-  setsid "$CACHE/bin/nomad" agent -dev -config "$DIR/agent.hcl" >>"$DIR/agent.log" 2>&1 < /dev/null &
-  echo $! >"$DIR/pid"
-  for _ in $(seq 120); do
-    if up && curl -sf "$ADDR/v1/nodes" | grep -q '"Status":"ready"'; then log "up at $ADDR (log: $DIR/agent.log)"; return 0; fi
-    kill -0 "$(cat "$DIR/pid")" 2>/dev/null || { tail -20 "$DIR/agent.log" >&2; log "agent exited"; return 1; }
-    sleep 0.5
+}
+
+start() {
+  if up; then log "already running at $(addr)"; return 0; fi
+  bash "$ZFSVM" start >/dev/null
+  local a; a=$(addr)
+  agent_config | bash "$ZFSVM" ssh "mkdir -p /etc/nzc && cat >/etc/nzc/nomad.hcl"
+  # A transient systemd unit outlives this SSH session and is stopped by name.
+  bash "$ZFSVM" ssh "systemctl reset-failed nzc-nomad 2>/dev/null; systemd-run --unit=nzc-nomad --collect \
+    /opt/nzc/bin/nomad agent -dev -config /etc/nzc/nomad.hcl >/dev/null 2>&1"
+  for _ in $(seq 180); do
+    if up && curl -sf "$a/v1/nodes" | grep -q '"Status":"ready"'; then log "up at $a (log: journalctl -u nzc-nomad in the VM)"; return 0; fi
+    bash "$ZFSVM" ssh systemctl is-active -q nzc-nomad \
+      || { bash "$ZFSVM" ssh journalctl -u nzc-nomad --no-pager | tail -20 >&2; log "agent exited"; return 1; }
+    sleep 1
   done
-  log "no ready node within 60 s (log: $DIR/agent.log)"; return 1
+  log "no ready node within 180 s (journalctl -u nzc-nomad in the VM)"; return 1
 }
 
 stop() {
-  if [ -f "$DIR/pid" ] && kill -0 "$(cat "$DIR/pid")" 2>/dev/null; then
+  bash "$ZFSVM" status >/dev/null 2>&1 || { log "VM not running"; return 0; }
+  if up; then
     # Stop the plugin jobs first so their volume mounts are released.
-    for job in zfs-node zfs-controller; do "$CACHE/bin/nomad" job stop -address="$ADDR" -purge "$job" >/dev/null 2>&1 || true; done
-    local pid; pid=$(cat "$DIR/pid")
-    kill "$pid"
-    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    log "stopped"
+    for job in zfs-node zfs-controller; do
+      "${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/bin/nomad" job stop -address="$(addr)" -purge "$job" >/dev/null 2>&1 || true
+    done
   fi
-  rm -f "$DIR/pid"
-  # Allocations' secrets dirs are tmpfs mounts the agent leaves behind; the next start
-  # begins from an empty data dir, as `nomad agent -dev` expects.
-  awk -v d="$DIR/data/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
-  rm -rf "$DIR/data"
+  # The next start begins from an empty data dir, as `nomad agent -dev` expects; mounts
+  # the agent leaves behind (secrets tmpfs, volumes) go first.
+  bash "$ZFSVM" ssh "systemctl stop nzc-nomad 2>/dev/null || true
+    pkill -f /opt/nzc/democratic-csi || true
+    awk -v d=$DATA_DIR/ 'index(\$2, d) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
+    rm -rf $DATA_DIR"
+  log "stopped"
 }
 
 case ${1:-status} in
   start) start ;;
   stop) stop ;;
-  status) if up; then log "running at $ADDR"; else log "not running"; exit 3; fi ;;
+  status) if up; then log "running at $(addr)"; else log "not running"; exit 3; fi ;;
   *) log "usage: $0 start|stop|status"; exit 2 ;;
 esac

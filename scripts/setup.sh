@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests and the demo need on a fresh Debian 12 machine:
-# apt packages, the Python venv and the ZFS VM image. Safe to run again; all
+# apt packages, the Python venv, Nomad and nomad-pack, democratic-csi and the ZFS
+# VM image. Safe to run again; all
 # expensive results are cached under ~/.cache/nomad-zfs-csi keyed by their inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,19 @@ ln -sfn "$venv" .venv
 mkdir -p build/collections/ansible_collections/nomad_zfs
 ln -sfn ../../../.. build/collections/ansible_collections/nomad_zfs/csi
 
+# democratic-csi runs from source with Node (the machine's, or Debian's nodejs).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  log "apt: nodejs npm"
+  sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+
+# The VM image (debootstrap, a DKMS build) and the Go builds each take most of a
+# core for 15 to 20 minutes when cold; they run side by side.
+bash tests/zfsvm/zfsvm.sh build &
+image=$!
 bash tests/tools/build-go-tools.sh
-bash tests/zfsvm/zfsvm.sh build
+bash tests/tools/install-democratic-csi.sh >/dev/null
+wait "$image" || { log "the VM image build failed"; exit 1; }
 log "ready"

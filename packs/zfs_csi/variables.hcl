@@ -64,6 +64,18 @@ variable "zfs_cli_path" {
   default     = ""
 }
 
+variable "zfs_sudo_path" {
+  description = "Program democratic-csi puts before chmod when it does not run as root (zfs.cli.paths.sudo); empty keeps /usr/bin/sudo. With the storage_host role's delegation set /usr/bin/env: the service user owns the root directory of each volume it creates, so the chmod of dataset_permissions_mode needs no root."
+  type        = string
+  default     = ""
+}
+
+variable "dataset_permissions_mode" {
+  description = "Mode democratic-csi sets on each new volume's root directory (zfs.datasetPermissionsMode), e.g. 0777 so tasks running as any user can write; empty leaves it as created."
+  type        = string
+  default     = ""
+}
+
 variable "ssh_host" {
   description = "Storage host the controller reaches over SSH (zfs-generic-* drivers)."
   type        = string
@@ -125,13 +137,25 @@ variable "csi_version" {
 }
 
 variable "task_driver" {
-  description = "Task driver of the plugin tasks. docker for democratic-csi; tests use raw_exec."
+  description = "Task driver of the plugin tasks: docker runs the pinned image; raw_exec runs democratic-csi from source (democratic_csi_dir, node_path) as the agent's user."
   type        = string
   default     = "docker"
 }
 
+variable "democratic_csi_dir" {
+  description = "With task_driver = raw_exec: democratic-csi's source directory on every client, installed with npm ci. The plugin runs as node_path DIR/bin/democratic-csi."
+  type        = string
+  default     = ""
+}
+
+variable "node_path" {
+  description = "With task_driver = raw_exec: the Node.js program that runs democratic-csi (version 18 or later)."
+  type        = string
+  default     = "node"
+}
+
 variable "raw_exec_command" {
-  description = "With task_driver = raw_exec: the plugin command (tests run a CSI test plugin this way)."
+  description = "With task_driver = raw_exec: another CSI plugin program to run instead of democratic-csi (the module tests run a directory-backed test plugin this way)."
   type        = string
   default     = ""
 }

@@ -52,6 +52,15 @@ options:
     type: list
     elements: str
     default: []
+  descendent_permissions:
+    description:
+      - Permissions granted on the dataset's descendents only (C(zfs allow -d)), on top of
+        O(permissions) at O(scope).
+      - For what the principals may do below the dataset but never to the dataset itself,
+        such as C(destroy) on a delegated parent.
+    type: list
+    elements: str
+    default: []
   scope:
     description:
       - Where the principals' permissions apply. V(local) is the dataset only (C(-l)),
@@ -179,7 +188,7 @@ def validate(module):
         for who in p[field]:
             if not who or not _exists(lookup, who):
                 module.fail_json(msg='%s: %r does not exist on this host; create it first' % (field, who))
-    for field in ('permissions', 'create_time'):
+    for field in ('permissions', 'descendent_permissions', 'create_time'):
         for perm in p[field]:
             error = check_permission(perm)
             if error:
@@ -195,8 +204,9 @@ def validate(module):
             if error:
                 module.fail_json(msg='sets: %s: %s' % (set_name, error))
     has_principal = p['users'] or p['groups'] or p['everyone']
-    if p['permissions'] and not has_principal:
-        module.fail_json(msg='permissions need users, groups or everyone: true to be granted to')
+    for field in ('permissions', 'descendent_permissions'):
+        if p[field] and not has_principal:
+            module.fail_json(msg='%s need users, groups or everyone: true to be granted to' % field)
     if has_principal and not p['permissions'] and p['state'] != 'absent':
         module.fail_json(msg='permissions is empty; list what to grant (state=absent with no permissions '
                              'removes all of a principal\'s grants)')
@@ -218,13 +228,15 @@ def desired_grants(module, current):
                 held[scope] = set(p['permissions'])
             else:  # state=absent with no permissions: everything the principal holds
                 held[scope] = set(current['principals'].get(key, {}).get(scope, set()))
+        held['descendent'] |= set(p['descendent_permissions'])
         grants['principals'][key] = held
     return grants
 
 
 def check_sets_known(module, current, desired):
     known = set(current['sets']) | set(desired['sets'])
-    used = set(p for p in module.params['permissions'] + module.params['create_time'] if p.startswith('@'))
+    named = module.params['permissions'] + module.params['descendent_permissions'] + module.params['create_time']
+    used = set(p for p in named if p.startswith('@'))
     unknown = sorted(used - known)
     if unknown and module.params['state'] != 'absent':
         module.fail_json(msg='permissions: set %s is not defined on %s; define it under sets'
@@ -239,6 +251,7 @@ def main():
             groups=dict(type='list', elements='str', default=[]),
             everyone=dict(type='bool', default=False),
             permissions=dict(type='list', elements='str', default=[]),
+            descendent_permissions=dict(type='list', elements='str', default=[]),
             scope=dict(type='str', default='both', choices=['local', 'descendents', 'both']),
             create_time=dict(type='list', elements='str', default=[]),
             sets=dict(type='dict', default={}),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build Nomad, nomad-pack and the test CSI plugin from their Go modules.
+# Build Nomad, nomad-pack, csi-sanity and the test CSI plugin from their Go modules.
 # `go install pkg@version` refuses modules whose go.mod has replace directives,
 # so each module is copied out of the module cache and built in place.
 # Binaries, GOMODCACHE and GOCACHE live outside the repo, keyed by version.
@@ -11,6 +11,7 @@ NOMAD_VERSION=${NOMAD_VERSION:-v1.11.3}
 # here; the nearest revision the proxy serves is used instead, for both builds.
 NOMAD_API_PSEUDO=${NOMAD_API_PSEUDO:-v0.0.0-20260730080045-c3018272781e}
 PACK_VERSION=${PACK_VERSION:-v0.4.2}
+CSI_SANITY_VERSION=${CSI_SANITY_VERSION:-v5.6.0}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
@@ -65,13 +66,24 @@ build_dirplugin() {
   ln -sf "csi-dirplugin-$key" "$BIN/csi-dirplugin"
 }
 
+# The CSI conformance suite; its go.mod has no replace directives, so go install works.
+build_csi_sanity() {
+  local out=$BIN/csi-sanity-$CSI_SANITY_VERSION
+  [ -x "$out" ] && return 0
+  log "building csi-sanity $CSI_SANITY_VERSION"
+  GOBIN=$CACHE/go/gobin-$CSI_SANITY_VERSION go install "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@$CSI_SANITY_VERSION"
+  mv "$CACHE/go/gobin-$CSI_SANITY_VERSION/csi-sanity" "$out"
+}
+
 build_nomad
 build_pack
 build_dirplugin
+build_csi_sanity
 
 # Stable names for the rest of the repo, and a version check of each binary.
 ln -sf "nomad-$NOMAD_VERSION-cgo" "$BIN/nomad"
 ln -sf "nomad-pack-$PACK_VERSION" "$BIN/nomad-pack"
+ln -sf "csi-sanity-$CSI_SANITY_VERSION" "$BIN/csi-sanity"
 "$BIN/nomad" version | grep -q "Nomad ${NOMAD_VERSION}" || { log "nomad version mismatch: $("$BIN/nomad" version)"; exit 1; }
 "$BIN/nomad-pack" version 2>&1 | grep -q "${PACK_VERSION#v}" || { log "nomad-pack version mismatch: $("$BIN/nomad-pack" version 2>&1)"; exit 1; }
 log "ok: $BIN"

@@ -7,6 +7,11 @@
 #   zfsvm.sh status   exit 0 and print connection facts if running, exit 3 if not
 #   zfsvm.sh ssh ...  run a command in the VM as root
 #
+# Besides sshd, the VM forwards Nomad's HTTP port (ZFSVM_NOMAD_PORT, default 4646)
+# to 127.0.0.1 here, for the Nomad agent that scripts/nomad-dev.sh runs in it, and
+# mounts a read-only tools disk at /opt/nzc: nomad, node and democratic-csi, the
+# same programs this host built or installed, so no download happens in the VM.
+#
 # The image is cached outside the repo under a key made of the build recipe
 # (the functions below), the package list and the ZFS suite: editing the recipe
 # rebuilds it, editing start/stop does not.
@@ -16,7 +21,9 @@ ZFS_SUITE=${ZFS_SUITE:-bookworm-backports}   # bookworm gives zfs 2.1.x
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 RUN_DIR=${ZFSVM_RUN_DIR:-$CACHE/zfsvm/run}
 POOL=${ZFSVM_POOL:-tank}
-MEM=${ZFSVM_MEM:-2048}
+MEM=${ZFSVM_MEM:-3072}   # the ARC, a Nomad agent and democratic-csi's Node processes
+NOMAD_PORT=${ZFSVM_NOMAD_PORT:-4646}
+TOOLS_MOUNT=/opt/nzc
 PACKAGES=systemd-sysv,udev,openssh-server,python3,kmod,iproute2,ifupdown,isc-dhcp-client,sudo,nfs-kernel-server,procps
 
 log() { printf '[zfsvm] %s\n' "$*" >&2; }
@@ -95,6 +102,30 @@ SRC
   log "image ready in $((SECONDS - t0)) s: $IMAGE_DIR"
 }
 
+# The tools disk: an ext4 image keyed by the exact binaries and source it holds,
+# built in seconds from what scripts/setup.sh installed on this host.
+tools_disk() {
+  local here nomad node dcsi key disk work
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
+  bash "$here/build-go-tools.sh" >&2
+  nomad=$(readlink -f "$CACHE/bin/nomad")
+  node=$(readlink -f "$(command -v node)") || die "node is not installed (scripts/setup.sh installs it)"
+  dcsi=$(bash "$here/install-democratic-csi.sh")
+  key=$( { sha256sum "$nomad" "$node" | cut -c1-64; basename "$dcsi"; } | sha256sum | cut -c1-16)
+  disk=$CACHE/zfsvm/tools-$key.img
+  if [ ! -f "$disk" ]; then
+    log "making the tools disk $disk"
+    work=$(mktemp -d "$CACHE/zfsvm/tools.XXXXXX")
+    mkdir -p "$work/root/bin"
+    cp "$nomad" "$work/root/bin/nomad"; cp "$node" "$work/root/bin/node"
+    cp -a "$dcsi" "$work/root/democratic-csi"
+    mkfs.ext4 -q -F -L nzc-tools -d "$work/root" "$work/tools.img" 1G >&2
+    mv "$work/tools.img" "$disk"; rm -rf "$work"
+    find "$CACHE/zfsvm" -maxdepth 1 -name 'tools-*.img' ! -name "$(basename "$disk")" -delete
+  fi
+  printf '%s\n' "$disk"
+}
+
 running() { [ -f "$RUN_DIR/qemu.pid" ] && kill -0 "$(cat "$RUN_DIR/qemu.pid")" 2>/dev/null; }
 
 # VMs booted from this run directory that the pid file no longer names (an
@@ -127,7 +158,8 @@ ssh_vm() {
 
 # One boot attempt: a fresh copy-on-write layer and pool disk, then wait for sshd.
 boot_once() {
-  local port accel=(-accel "tcg,thread=multi" -cpu max)
+  local port tools accel=(-accel "tcg,thread=multi" -cpu max)
+  tools=$(tools_disk)
   rm -f "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img" "$RUN_DIR/console.log"
   # A copy-on-write layer keeps the cached image pristine; the pool disk is new each boot.
   qemu-img create -q -f qcow2 -F raw -b "$IMAGE_DIR/root.img" "$RUN_DIR/root.qcow2"
@@ -140,7 +172,9 @@ boot_once() {
     -append "root=/dev/vda rw console=ttyS0 net.ifnames=0" \
     -drive file="$RUN_DIR/root.qcow2",format=qcow2,if=virtio \
     -drive file="$RUN_DIR/pool.img",format=raw,if=virtio \
-    -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$port"-:22 -device virtio-net-pci,netdev=n0 \
+    -drive file="$tools",format=raw,if=virtio,readonly=on \
+    -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$port"-:22,hostfwd=tcp:127.0.0.1:"$NOMAD_PORT"-:4646 \
+    -device virtio-net-pci,netdev=n0 \
     -display none -serial file:"$RUN_DIR/console.log" -daemonize -pidfile "$RUN_DIR/qemu.pid" 9>&-
   log "booting on 127.0.0.1:$port"
   local timeout=${ZFSVM_BOOT_TIMEOUT:-420}
@@ -174,6 +208,8 @@ start() {
   # The hosts entry keeps sudo from failing to resolve the VM's own name.
   ssh_vm "grep -q zfsvm /etc/hosts || echo '127.0.1.1 zfsvm' >>/etc/hosts; modprobe zfs && (zpool list $POOL >/dev/null 2>&1 || zpool create -f -o ashift=12 $POOL /dev/vdb)" \
     || { stop; die "could not create pool $POOL"; }
+  ssh_vm "mkdir -p $TOOLS_MOUNT && (mountpoint -q $TOOLS_MOUNT || mount -o ro /dev/vdc $TOOLS_MOUNT)" \
+    || { stop; die "could not mount the tools disk at $TOOLS_MOUNT"; }
   log "up in $((SECONDS - t0)) s, $(ssh_vm zfs version | head -1)"
   status
 }
@@ -192,8 +228,8 @@ stop() {
 
 status() {
   running || { log "not running"; return 3; }
-  printf 'ZFSVM_HOST=127.0.0.1\nZFSVM_PORT=%s\nZFSVM_KEY=%s\nZFSVM_POOL=%s\n' \
-    "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL"
+  printf 'ZFSVM_HOST=127.0.0.1\nZFSVM_PORT=%s\nZFSVM_KEY=%s\nZFSVM_POOL=%s\nZFSVM_NOMAD_ADDR=%s\n' \
+    "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL" "http://127.0.0.1:$NOMAD_PORT"
 }
 
 KEY=$( { declare -f build mirror; echo "$PACKAGES $ZFS_SUITE"; } | sha256sum | cut -c1-16)

@@ -16,6 +16,9 @@
 [[- if and $snap (or (eq $snap (var "dataset_parent_name" .)) (hasPrefix (printf "%s/" (var "dataset_parent_name" .)) $snap)) -]]
 [[- fail "variable detached_snapshots_parent_name must not be, or be under, dataset_parent_name" -]]
 [[- end -]]
+[[- if and (eq (var "task_driver" .) "raw_exec") (not (var "raw_exec_command" .)) (not (var "democratic_csi_dir" .)) -]]
+[[- fail "variable democratic_csi_dir is required for task_driver raw_exec; set it to democratic-csi's source directory after npm ci" -]]
+[[- end -]]
 [[- if and (hasPrefix "zfs-generic-" (var "driver" .)) (not (var "ssh_host" .)) -]]
 [[- fail (printf "variable ssh_host is required for driver %s; set it to the storage host the controller reaches over SSH" (var "driver" .)) -]]
 [[- end -]]
@@ -63,9 +66,14 @@ sshConnection:
 zfs:
   cli:
     sudoEnabled: [[ var "zfs_sudo" . ]]
-[[- if var "zfs_cli_path" . ]]
+[[- if or (var "zfs_cli_path" .) (var "zfs_sudo_path" .) ]]
     paths:
+[[- if var "zfs_cli_path" . ]]
       zfs: [[ var "zfs_cli_path" . | quote ]]
+[[- end ]]
+[[- if var "zfs_sudo_path" . ]]
+      sudo: [[ var "zfs_sudo_path" . | quote ]]
+[[- end ]]
 [[- end ]]
   datasetParentName: [[ var "dataset_parent_name" . | quote ]]
 [[- if var "detached_snapshots_parent_name" . ]]
@@ -73,6 +81,9 @@ zfs:
 [[- end ]]
   datasetEnableQuotas: [[ var "dataset_enable_quotas" . ]]
   datasetEnableReservation: [[ var "dataset_enable_reservation" . ]]
+[[- if var "dataset_permissions_mode" . ]]
+  datasetPermissionsMode: [[ var "dataset_permissions_mode" . | quote ]]
+[[- end ]]
 [[- if var "dataset_properties" . ]]
   datasetProperties:
 [[- range $k, $v := var "dataset_properties" . ]]
@@ -96,19 +107,9 @@ iscsi:
 [[- end ]]
 [[- end -]]
 
-[[- /* One plugin task; .mode is controller, node or monolith. */ -]]
-[[- define "plugin_task" -]]
-[[- $ctx := .ctx -]]
-    task "plugin" {
-      driver = [[ var "task_driver" $ctx | quote ]]
-
-      config {
-[[- if eq (var "task_driver" $ctx) "docker" ]]
-        image        = [[ var "image" $ctx | quote ]]
-        privileged   = true
-        network_mode = "host"
-        ipc_mode     = "host"
-        args = [
+[[- /* democratic-csi's arguments; .socket is where it listens. */ -]]
+[[- define "democratic_csi_args" -]]
+[[- $ctx := .ctx ]]
           "--csi-version=[[ var "csi_version" $ctx ]]",
           "--csi-name=[[ var "plugin_id" $ctx ]]",
           "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
@@ -118,7 +119,25 @@ iscsi:
 [[- else ]]
           "--csi-mode=[[ .mode ]]",
 [[- end ]]
-          "--server-socket=/csi/csi.sock",
+          "--server-socket=[[ .socket ]]",
+[[- end -]]
+
+[[- /* One plugin task; .mode is controller, node or monolith. */ -]]
+[[- define "plugin_task" -]]
+[[- $ctx := .ctx -]]
+    task "plugin" {
+      driver = [[ var "task_driver" $ctx | quote ]]
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
+
+      config {
+[[- if eq (var "task_driver" $ctx) "docker" ]]
+        image        = [[ var "image" $ctx | quote ]]
+        privileged   = true
+        network_mode = "host"
+        ipc_mode     = "host"
+        args = [
+[[- template "democratic_csi_args" (dict "ctx" $ctx "mode" .mode "socket" "/csi/csi.sock") ]]
         ]
 [[- if ne .mode "controller" ]]
         mount {
@@ -138,9 +157,16 @@ iscsi:
           }
         }
 [[- end ]]
-[[- else ]]
+[[- else if var "raw_exec_command" $ctx ]]
         command = [[ var "raw_exec_command" $ctx | quote ]]
         args    = [[ var "raw_exec_args" $ctx | toStringList ]]
+[[- else ]]
+        # democratic-csi from source; without a mount namespace the socket is the host path Nomad gives.
+        command = [[ var "node_path" $ctx | quote ]]
+        args = [
+          [[ printf "%s/bin/democratic-csi" (var "democratic_csi_dir" $ctx) | quote ]],
+[[- template "democratic_csi_args" (dict "ctx" $ctx "mode" .mode "socket" "${CSI_ENDPOINT}") ]]
+        ]
 [[- end ]]
       }
 [[- if ne .mode "controller" ]]

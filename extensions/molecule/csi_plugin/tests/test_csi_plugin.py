@@ -1,4 +1,5 @@
-"""Verify the Nomad half after site.yml, through the agent's HTTP API."""
+"""Verify the Nomad half after site.yml: through the agent's HTTP API, and on the storage host, the
+dataset democratic-csi made for the volume."""
 
 import json
 import os
@@ -6,9 +7,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import testinfra
 
 NOMAD = 'http://127.0.0.1:4646'
-KEY = Path(os.environ['MOLECULE_EPHEMERAL_DIRECTORY']) / 'id_ed25519'
+KEY = Path(os.environ['ZFSVM_KEY'])
+DATASET = 'tank/nomad/csi/demo'
+
+
+@pytest.fixture(scope='module')
+def zfsvm():
+    return testinfra.get_host('ansible://zfsvm', ansible_inventory=os.environ['MOLECULE_INVENTORY_FILE'])
 
 
 def api(path):
@@ -46,3 +54,18 @@ def test_secret_is_absent_from_every_job_version(job):
                      for t in task['Templates'] or []]
         # The job reads the key at run time instead.
         assert any('nomadVar "nomad/jobs/zfs-csi"' in t for t in templates)
+
+
+def test_democratic_csi_made_the_volume_a_quotad_shared_dataset(zfsvm):
+    props = zfsvm.check_output('/usr/sbin/zfs get -Hp -o property,value refquota,mounted,sharenfs %s', DATASET)
+    assert props.splitlines() == ['refquota\t%d' % 1024 ** 3, 'mounted\tyes',
+                                  'sharenfs\trw=@127.0.0.1/32,no_root_squash']
+    assert '/tank/nomad/csi/demo' in zfsvm.check_output('exportfs -s')
+    # Created by csi through the delegation and the wrapper, and marked as democratic-csi's.
+    assert zfsvm.check_output('/usr/sbin/zfs get -H -o value democratic-csi:csi_volume_name %s', DATASET) == 'demo'
+
+
+def test_the_plugin_runs_from_source_in_the_vm(zfsvm):
+    procs = zfsvm.check_output('ps -eo args')
+    assert '/opt/nzc/bin/node /opt/nzc/democratic-csi/bin/democratic-csi' in procs
+    assert '--csi-mode=controller' in procs and '--csi-mode=node' in procs

@@ -7,8 +7,9 @@ import testinfra
 
 PARENT = 'tank/nomad/csi'
 SNAPSHOTS = 'tank/nomad/csi-snapshots'
-# roles/storage_host/vars/main.yml for zfs-generic-nfs, plus the parent's own properties.
-NFS_DRIVER_SET = sorted(['clone', 'create', 'destroy', 'mount', 'promote', 'receive', 'refquota',
+# roles/storage_host/vars/main.yml for zfs-generic-nfs, plus the parent's own properties;
+# destroy is granted below the parents only.
+NFS_DRIVER_SET = sorted(['clone', 'create', 'mount', 'promote', 'receive', 'refquota',
                          'refreservation', 'rename', 'rollback', 'send', 'share', 'sharenfs', 'snapshot', 'userprop',
                          'atime', 'compression'])
 # inventories/local/group_vars/storage_hosts.yml, chosen unlike the kernel's defaults (8 threads, +3).
@@ -33,8 +34,23 @@ def test_service_user_exists(host):
 def test_parent_delegates_exactly_the_driver_set(host):
     section = host.check_output('/usr/sbin/zfs allow %s', PARENT)
     assert 'user root' not in section  # the stray grant from prepare.yml is gone
-    granted = re.findall(r'^\s+user (\S+) (\S+)$', section, re.M)
-    assert granted == [('csi', ','.join(NFS_DRIVER_SET))]
+    granted = re.findall(r'^(\S.*permissions):\n\s+user (\S+) (\S+)$', section, re.M)
+    assert granted == [('Descendent permissions', 'csi', 'destroy'),
+                       ('Local+Descendent permissions', 'csi', ','.join(NFS_DRIVER_SET))]
+
+
+@pytest.mark.parametrize('parent', [PARENT, SNAPSHOTS])
+def test_service_user_cannot_destroy_a_parent(host, csi, parent):
+    """By delegation, not because a mounted parent cannot be unmounted by csi: unmounted here,
+    the parent still refuses csi's destroy, directly and through democratic-csi's zfs wrapper."""
+    host.check_output('/usr/sbin/zfs unmount %s', parent)
+    try:
+        for zfs in ('/usr/sbin/zfs', '/usr/local/libexec/nomad-zfs-csi/zfs'):
+            refused = csi.run('%s destroy -p %s', zfs, parent)
+            assert refused.rc != 0 and 'permission denied' in refused.stderr, (zfs, refused.stderr)
+            assert host.run('/usr/sbin/zfs list %s', parent).rc == 0
+    finally:
+        host.run('/usr/sbin/zfs mount %s', parent)
 
 
 def test_parent_quota_is_local(host):

@@ -24,6 +24,8 @@ job "zfs-controller" {
 
     task "plugin" {
       driver = "docker"
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
 
       config {
         image        = "democraticcsi/democratic-csi:v1.9.4"

@@ -24,6 +24,8 @@ job "zfs-controller" {
 
     task "plugin" {
       driver = "docker"
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
 
       config {
         image        = "democraticcsi/democratic-csi:v1.9.4"
@@ -56,10 +58,12 @@ zfs:
     sudoEnabled: false
     paths:
       zfs: "/usr/local/libexec/nomad-zfs-csi/zfs"
+      sudo: "/usr/bin/env"
   datasetParentName: "tank/nomad/csi"
   detachedSnapshotsDatasetParentName: "tank/nomad/csi-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
+  datasetPermissionsMode: "0777"
   datasetProperties:
     "atime": "off"
     "compression": "lz4"

@@ -18,6 +18,8 @@ job "zfs-node" {
   group "node" {
     task "plugin" {
       driver = "docker"
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
 
       config {
         image        = "democraticcsi/democratic-csi:v1.9.4"
@@ -60,10 +62,12 @@ zfs:
     sudoEnabled: false
     paths:
       zfs: "/usr/local/libexec/nomad-zfs-csi/zfs"
+      sudo: "/usr/bin/env"
   datasetParentName: "tank/nomad/csi"
   detachedSnapshotsDatasetParentName: "tank/nomad/csi-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
+  datasetPermissionsMode: "0777"
   datasetProperties:
     "atime": "off"
     "compression": "lz4"

@@ -18,6 +18,8 @@ job "zfs-node" {
   group "node" {
     task "plugin" {
       driver = "docker"
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
 
       config {
         image        = "democraticcsi/democratic-csi:v1.9.4"

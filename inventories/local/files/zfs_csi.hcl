@@ -1,0 +1,29 @@
+# The zfs_csi pack's variables for the local default stack, read by the csi_plugin
+# role (csi_plugin_pack_var_files) and usable as is:
+#   nomad-pack run packs/zfs_csi -f inventories/local/files/zfs_csi.hcl
+# Nomad runs in the ZFS VM, so the controller reaches the storage host's csi user
+# at 127.0.0.1:22 there, and the node plugin mounts the VM's own NFS exports.
+# democratic-csi runs from source with Node under raw_exec (no container engine
+# here); a production inventory drops the raw_exec lines and gets the pinned image
+# under docker.
+driver                         = "zfs-generic-nfs"
+instance_id                    = "5c0ffee0-2b7d-4c1a-9f0e-6e1d2c3b4a59"
+dataset_parent_name            = "tank/nomad/csi"
+detached_snapshots_parent_name = "tank/nomad/csi-snapshots"
+ssh_host                       = "127.0.0.1"
+ssh_port                       = 22
+nfs_share_options              = "rw=@127.0.0.1/32,no_root_squash"
+# zfs as the delegated csi user; root only through the storage_host role's sudo rule.
+zfs_sudo     = false
+zfs_cli_path = "/usr/local/libexec/nomad-zfs-csi/zfs"
+# Tasks run as nobody. csi owns each volume's root directory, so the chmod needs no sudo.
+dataset_permissions_mode = "0777"
+zfs_sudo_path            = "/usr/bin/env"
+# One agent, and controllers go on distinct hosts.
+controller_count = 1
+# The tools disk that tests/zfsvm/zfsvm.sh mounts in the VM.
+task_driver        = "raw_exec"
+node_path          = "/opt/nzc/bin/node"
+democratic_csi_dir = "/opt/nzc/democratic-csi"
+# scripts/nomad-dev.sh's data_dir: a raw_exec plugin sees host paths.
+stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/node/zfs"
