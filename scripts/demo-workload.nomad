@@ -1,16 +1,23 @@
-# The demo's workload: a batch job that claims the CSI volume "demo" and either
-# writes a file into it (-var action=write) or prints it back (-var action=read),
-# each in its own allocation. exec, not raw_exec: Nomad refuses CSI volumes for
+# The demo's workload: a batch job that claims a CSI volume (-var volume=, "demo" by
+# default) and either writes a file into it (-var action=write), prints it back
+# (-var action=read) or prints the size the task sees (-var action=size), each in
+# its own allocation. exec, not raw_exec: Nomad refuses CSI volumes for
 # raw_exec tasks ("csi_hook failed: no task supports CSI").
 variable "action" {
   type    = string
   default = "write"
 }
 
+variable "volume" {
+  type    = string
+  default = "demo"
+}
+
 locals {
   scripts = {
     write = "date -u +written-by-$NOMAD_ALLOC_ID-at-%FT%TZ > /data/proof.txt && cat /data/proof.txt"
     read  = "cat /data/proof.txt"
+    size  = "df -B1 --output=size /data | tail -1"
   }
 }
 
@@ -21,7 +28,7 @@ job "demo-workload" {
   group "workload" {
     volume "data" {
       type            = "csi"
-      source          = "demo"
+      source          = var.volume
       access_mode     = "single-node-writer"
       attachment_mode = "file-system"
     }

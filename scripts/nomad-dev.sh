@@ -66,7 +66,7 @@ stop() {
   # The next start begins from an empty data dir, as `nomad agent -dev` expects; mounts
   # the agent leaves behind (secrets tmpfs, volumes) go first.
   bash "$ZFSVM" ssh "systemctl stop nzc-nomad 2>/dev/null || true
-    pkill -f /opt/nzc/democratic-csi || true
+    pkill -f '^/opt/nzc/bin/node ' || true
     awk -v d=$DATA_DIR/ 'index(\$2, d) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
     rm -rf $DATA_DIR"
   log "stopped"

@@ -18,6 +18,7 @@ import traceback
 try:
     import nomad.api.base
     import nomad.api.exceptions
+    from requests.exceptions import ReadTimeout
     HAS_NOMAD = True
     NOMAD_IMPORT_ERROR = None
 
@@ -65,6 +66,7 @@ class NomadClient(object):
     def __init__(self, params):
         self.addr = params['nomad_addr'].rstrip('/')
         self.namespace = params['namespace']
+        self.timeout = params['timeout']
         self.calls = 0
         verify = params['ca_cert'] or params['validate_certs']
         cert = (params['client_cert'], params['client_key']) if params['client_cert'] else ()
@@ -75,13 +77,17 @@ class NomadClient(object):
     def get(self, path, params=None, missing_ok=False):
         return self._call('get', path, params=params, missing_ok=missing_ok)
 
+    def get_text(self, path, params=None):
+        """A plain-text read, such as a task's log; None when Nomad has none."""
+        return self._call('get', path, params=params, missing_ok=True, text=True)
+
     def put(self, path, body=None, params=None):
         return self._call('put', path, params=params, json=body)
 
     def delete(self, path, params=None, missing_ok=False, headers=None):
         return self._call('delete', path, params=params, missing_ok=missing_ok, headers=headers)
 
-    def _call(self, method, path, params=None, json=None, missing_ok=False, headers=None):
+    def _call(self, method, path, params=None, json=None, missing_ok=False, headers=None, text=False):
         """One HTTP call. missing_ok turns a 404 into None."""
         query = {'namespace': self.namespace}
         query.update(params or {})
@@ -99,6 +105,10 @@ class NomadClient(object):
                              'that allows this in namespace %s.' % (self.addr, _status(e), method.upper(), path,
                                                                     _body(e), self.namespace), _status(e))
         except nomad.api.exceptions.BaseNomadException as e:
+            if isinstance(getattr(e, 'nomad_resp', None), ReadTimeout):
+                raise NomadError('Nomad at %s did not answer %s %s within %ds. It is reachable, and the call may '
+                                 'still finish there: a CSI plugin can take longer to create or snapshot a volume. '
+                                 'Raise timeout and run again.' % (self.addr, method.upper(), path, self.timeout))
             if getattr(e, 'nomad_resp', None) is None or not hasattr(e.nomad_resp, 'status_code'):
                 raise NomadError('Cannot reach Nomad at %s (%s). Check that the agent is running and that '
                                  'nomad_addr (or NOMAD_ADDR) points at its HTTP API.'
@@ -109,6 +119,8 @@ class NomadClient(object):
             raise NomadError('Nomad at %s answered %s %s to %s %s; check that nomad_addr is the agent\'s '
                              'address itself.' % (self.addr, resp.status_code, resp.reason, method.upper(), path),
                              resp.status_code)
+        if text:
+            return resp.text
         if not resp.content:
             return {}
         return resp.json()

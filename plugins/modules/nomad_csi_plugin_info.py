@@ -17,6 +17,11 @@ description:
   - With O(wait_timeout) above zero, waits until the plugin is healthy, that is, every
     expected node plugin is healthy, at least O(min_nodes) of them, and, when the plugin
     needs a controller, every expected controller plugin is healthy and there is at least one.
+  - When it is still not healthy after O(wait_timeout), the failure names each plugin allocation
+    Nomad does not count as healthy, Nomad's health description, and the last error line its task
+    logged, such as democratic-csi's C(All configured authentication methods failed) for an SSH
+    key the storage host does not accept. Reading the logs needs the C(read-logs) capability;
+    without it the reason is left out.
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
@@ -35,6 +40,14 @@ options:
     description: Least number of healthy node plugins that counts as healthy.
     type: int
     default: 1
+  jobs:
+    description:
+      - IDs of the jobs that run the plugin, in O(namespace). When the plugin is not healthy
+        after O(wait_timeout), their newest allocations are explained too, since a plugin task that
+        exits before Nomad sees it (a wrong SSH key, say) is not yet among the plugin's allocations.
+    type: list
+    elements: str
+    default: []
 '''
 
 EXAMPLES = r'''
@@ -71,9 +84,17 @@ volumes:
   sample: [pgdata]
 '''
 
+import re
 import time
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
+
+_ANSI = re.compile(r'\x1b\[[0-9;]*m')
+# A line that starts with a log level or an exception name, such as "error: ..." or "Error: ...";
+# stack frames and JSON context lines mention errors too, but do not say what happened.
+_ERROR = re.compile(r'^(?:error|fatal|[a-z]*error)\b\W', re.I)
+# How much of the end of each log to read when explaining an unhealthy plugin.
+_LOG_TAIL = 8192
 
 
 def summarize(raw):
@@ -91,17 +112,73 @@ def is_healthy(plugin, min_nodes):
     return nodes and plugin['controllers_healthy'] >= max(plugin['controllers_expected'], 1)
 
 
+def last_error_line(log):
+    """The last line of a plugin's log that names an error, without colour codes."""
+    lines = [_ANSI.sub('', line).strip() for line in (log or '').splitlines()]
+    errors = [line for line in lines if _ERROR.match(line)]
+    return errors[-1][:300] if errors else None
+
+
+def newest_per_group(allocs):
+    """The newest allocation of each job's task group: a crash-looping plugin leaves a trail of older ones."""
+    newest = {}
+    for alloc in allocs:
+        key = (alloc.get('JobID'), alloc.get('TaskGroup'))
+        if key not in newest or alloc.get('CreateIndex', 0) > newest[key].get('CreateIndex', 0):
+            newest[key] = alloc
+    return [newest[key] for key in sorted(newest, key=str)]
+
+
+def why_unhealthy(client, raw, jobs):
+    """For each plugin allocation Nomad does not count as healthy: its task group, status, Nomad's health
+    description, and the last error line its task logged (democratic-csi, for one, logs why it exits).
+    A plugin task that exits before it fingerprints is not among the plugin's allocations, so the
+    allocations of the named jobs are read too."""
+    allocs = list(raw.get('Allocations') or [])
+    for job in jobs:
+        allocs += client.get('job/%s/allocations' % job, missing_ok=True) or []
+    healthy = set()
+    described = {}
+    for kind in ('Controllers', 'Nodes'):
+        for info in (raw.get(kind) or {}).values():
+            if info.get('Healthy'):
+                healthy.add(info.get('AllocID'))
+            elif info.get('HealthDescription'):
+                described[info.get('AllocID')] = info['HealthDescription']
+    reasons = []
+    for alloc in newest_per_group(allocs):
+        if alloc['ID'] in healthy:
+            continue
+        reason = '%s allocation %s is %s' % (alloc.get('TaskGroup'), alloc['ID'][:8], alloc.get('ClientStatus'))
+        if alloc['ID'] in described:
+            reason += ' (%s)' % described[alloc['ID']]
+        for task in sorted(alloc.get('TaskStates') or {}):
+            for kind in ('stderr', 'stdout'):
+                try:
+                    line = last_error_line(client.get_text('client/fs/logs/' + alloc['ID'], params=dict(
+                        task=task, type=kind, origin='end', offset=_LOG_TAIL, plain='true')))
+                except NomadError:  # no read-logs capability, or the client is gone: Nomad's view is enough
+                    line = None
+                if line:
+                    reason += '; task %s last logged: %s' % (task, line)
+                    break
+        reasons.append(reason)
+    return reasons
+
+
 def main():
     module = NomadModule(
         argument_spec=dict(
             plugin_id=dict(type='str', required=True),
             wait_timeout=dict(type='int', default=0),
             min_nodes=dict(type='int', default=1),
+            jobs=dict(type='list', elements='str', default=[]),
         ),
         supports_check_mode=True,
     )
     p = module.params
     deadline = time.time() + p['wait_timeout']
+    raw, reasons = None, []
     try:
         while True:
             raw = module.client.get('plugin/csi/' + p['plugin_id'], missing_ok=True)
@@ -114,16 +191,18 @@ def main():
         if plugin:
             volumes = module.client.get('volumes', params={'type': 'csi', 'plugin_id': p['plugin_id']}) or []
             result.update(plugin=plugin, volumes=sorted(v['ID'] for v in volumes))
+        if p['wait_timeout'] > 0 and plugin and not healthy:
+            reasons = why_unhealthy(module.client, raw, p['jobs'])
     except NomadError as e:
         module.fail_json(msg=str(e))
     if p['wait_timeout'] > 0 and not healthy:
-        module.fail_json(msg='CSI plugin %s is not healthy after %ds: %s. Check the plugin jobs with '
+        module.fail_json(msg='CSI plugin %s is not healthy after %ds: %s.%s Check the plugin jobs with '
                              '`nomad plugin status %s`.' % (
                                  p['plugin_id'], p['wait_timeout'],
                                  'Nomad does not know it' if not plugin else
                                  'controllers %(controllers_healthy)d/%(controllers_expected)d, '
                                  'nodes %(nodes_healthy)d/%(nodes_expected)d healthy' % plugin,
-                                 p['plugin_id']), **result)
+                                 ''.join(' %s.' % r for r in reasons), p['plugin_id']), **result)
     module.exit_json(**result)
 
 

@@ -9,7 +9,7 @@
 #
 # Besides sshd, the VM forwards Nomad's HTTP port (ZFSVM_NOMAD_PORT, default 4646)
 # to 127.0.0.1 here, for the Nomad agent that scripts/nomad-dev.sh runs in it, and
-# mounts a read-only tools disk at /opt/nzc: nomad, node and democratic-csi, the
+# mounts a read-only tools disk at /opt/nzc: nomad, csi-sanity, node and democratic-csi, the
 # same programs this host built or installed, so no download happens in the VM.
 #
 # The image is cached outside the repo under a key made of the build recipe
@@ -105,19 +105,20 @@ SRC
 # The tools disk: an ext4 image keyed by the exact binaries and source it holds,
 # built in seconds from what scripts/setup.sh installed on this host.
 tools_disk() {
-  local here nomad node dcsi key disk work
+  local here nomad sanity node dcsi key disk work
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
   bash "$here/build-go-tools.sh" >&2
   nomad=$(readlink -f "$CACHE/bin/nomad")
+  sanity=$(readlink -f "$CACHE/bin/csi-sanity")
   node=$(readlink -f "$(command -v node)") || die "node is not installed (scripts/setup.sh installs it)"
   dcsi=$(bash "$here/install-democratic-csi.sh")
-  key=$( { sha256sum "$nomad" "$node" | cut -c1-64; basename "$dcsi"; } | sha256sum | cut -c1-16)
+  key=$( { sha256sum "$nomad" "$sanity" "$node" | cut -c1-64; basename "$dcsi"; } | sha256sum | cut -c1-16)
   disk=$CACHE/zfsvm/tools-$key.img
   if [ ! -f "$disk" ]; then
     log "making the tools disk $disk"
     work=$(mktemp -d "$CACHE/zfsvm/tools.XXXXXX")
     mkdir -p "$work/root/bin"
-    cp "$nomad" "$work/root/bin/nomad"; cp "$node" "$work/root/bin/node"
+    cp "$nomad" "$work/root/bin/nomad"; cp "$sanity" "$work/root/bin/csi-sanity"; cp "$node" "$work/root/bin/node"
     cp -a "$dcsi" "$work/root/democratic-csi"
     mkfs.ext4 -q -F -L nzc-tools -d "$work/root" "$work/tools.img" 1G >&2
     mv "$work/tools.img" "$disk"; rm -rf "$work"

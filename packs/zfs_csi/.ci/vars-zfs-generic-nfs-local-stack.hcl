@@ -1,6 +1,6 @@
-# The zfs_csi pack's variables for the local default stack, read by the csi_plugin
-# role (csi_plugin_pack_var_files) and usable as is:
-#   nomad-pack run packs/zfs_csi -f inventories/local/files/zfs_csi.hcl
+# The repository's local default stack (inventories/local reads this file through
+# the csi_plugin role's csi_plugin_pack_var_files), usable as is:
+#   nomad-pack run packs/zfs_csi -f packs/zfs_csi/.ci/vars-zfs-generic-nfs-local-stack.hcl
 # Nomad runs in the ZFS VM, so the controller reaches the storage host's csi user
 # at 127.0.0.1:22 there, and the node plugin mounts the VM's own NFS exports.
 # democratic-csi runs from source with Node under raw_exec (no container engine

@@ -1,0 +1,115 @@
+"""The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
+
+import json
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from zfsvm_client import BIN, REPO, ansible_env
+
+NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
+WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
+CACHE_BIN = Path.home() / '.cache' / 'nomad-zfs-csi' / 'bin'
+PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
+
+
+class Stack(object):
+    """Nomad's forwarded API, the nomad CLI and the collection's modules, all from this host."""
+
+    address = 'http://127.0.0.1:4646'
+
+    def __init__(self, vm):
+        self.vm = vm
+        self.env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=self.address)
+
+    def api(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.address + path, data=data, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=120) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            raise AssertionError('%s %s: %s %s' % (method, path, e.code, e.read().decode()))
+        return json.loads(raw) if raw.strip() else None
+
+    def nomad(self, *argv, check=True):
+        proc = subprocess.run([str(CACHE_BIN / 'nomad')] + list(argv), env=self.env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=600, check=False)
+        if check and proc.returncode != 0:
+            raise AssertionError('nomad %s failed (%s):\n%s%s' % (' '.join(argv), proc.returncode, proc.stdout,
+                                                                  proc.stderr))
+        return proc
+
+    def site(self):
+        return subprocess.run([str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'),
+                               str(REPO / 'playbooks' / 'site.yml')], env=self.env, capture_output=True, text=True,
+                              timeout=1800, check=False)
+
+    def module(self, name, args):
+        """One collection module on this host against the stack's Nomad; returns its result (rc in 'rc')."""
+        with tempfile.TemporaryDirectory() as tree:
+            argv = [str(BIN / 'ansible'), 'localhost', '-c', 'local', '-i', 'localhost,',
+                    '-e', 'ansible_python_interpreter=%s' % (BIN / 'python'),
+                    '-m', 'nomad_zfs.csi.%s' % name, '-a', json.dumps(args), '--tree', tree]
+            proc = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=900, check=False)
+            path = Path(tree) / 'localhost'
+            assert path.exists(), 'ansible gave no result (rc=%s):\n%s%s' % (proc.returncode, proc.stdout, proc.stderr)
+            result = json.loads(path.read_text())
+        result['rc'] = proc.returncode
+        return result
+
+    def workload(self, volume, action):
+        """One allocation of scripts/demo-workload.nomad on the volume; returns what the task printed."""
+        self.nomad('job', 'run', '-detach', '-var', 'action=' + action, '-var', 'volume=' + volume, str(WORKLOAD))
+        deadline = time.monotonic() + 300
+        while True:
+            allocs = json.loads(self.nomad('job', 'allocs', '-json', 'demo-workload').stdout)
+            alloc = max(allocs, key=lambda a: a['CreateIndex']) if allocs else None
+            if alloc and alloc['ClientStatus'] == 'complete':
+                break
+            assert not alloc or alloc['ClientStatus'] not in ('failed', 'lost'), \
+                self.nomad('alloc', 'status', alloc['ID'], check=False).stdout
+            assert time.monotonic() < deadline, 'workload %s on %s did not finish' % (action, volume)
+            time.sleep(2)
+        out = self.nomad('alloc', 'logs', alloc['ID']).stdout.strip()
+        self.nomad('job', 'stop', '-purge', 'demo-workload')
+        return out
+
+    def volume(self, volume_id, **extra):
+        args = {'id': volume_id, 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '1G'}
+        args.update(extra)
+        return self.module('nomad_csi_volume', args)
+
+    def wait_healthy(self):
+        result = self.module('nomad_csi_plugin_info', {'plugin_id': 'zfs', 'wait_timeout': 300})
+        assert result.get('healthy'), result
+
+
+def remove_test_datasets(vm):
+    """The tests' volumes (t-*) left by an earlier run: Nomad forgets volumes when its dev agent stops,
+    ZFS keeps them. Clones first, so their origins can go without -R."""
+    listed = vm.zfs('list', '-H', '-r', '-t', 'filesystem', '-o', 'name,origin', PARENT).stdout.splitlines()
+    ours = [line.split('\t') for line in listed if line.startswith(PARENT + '/t-')]
+    for name, origin in sorted(ours, key=lambda pair: pair[1] == '-'):
+        vm.zfs('destroy', '-r', name)
+
+
+@pytest.fixture(scope='package')
+def stack(vm):
+    """site.yml against the VM and its Nomad agent, as `make demo` runs it; Nomad stops afterwards."""
+    started = subprocess.run(['bash', str(NOMAD_DEV), 'start'], capture_output=True, text=True, check=False)
+    if started.returncode != 0:
+        pytest.fail('Nomad in the VM did not start:\n' + started.stderr[-3000:])
+    stack = Stack(vm)
+    remove_test_datasets(vm)
+    try:
+        site = stack.site()
+        assert site.returncode == 0, site.stdout[-5000:] + site.stderr[-2000:]
+        yield stack
+    finally:
+        subprocess.run(['bash', str(NOMAD_DEV), 'stop'], capture_output=True, check=False)

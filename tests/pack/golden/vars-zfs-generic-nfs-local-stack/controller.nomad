@@ -1,0 +1,83 @@
+job "zfs-controller" {
+  type = "service"
+
+  datacenters = ["*"]
+  node_pool   = "default"
+
+  constraint {
+    attribute = "${attr.kernel.name}"
+    value     = "linux"
+  }
+
+  group "controller" {
+    count = 1
+
+    # Two controllers on one host protect against nothing.
+    constraint {
+      distinct_hosts = true
+    }
+
+    task "plugin" {
+      driver = "raw_exec"
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
+
+      config {
+        # democratic-csi from source; without a mount namespace the socket is the host path Nomad gives.
+        command = "/opt/nzc/bin/node"
+        args = [
+          "/opt/nzc/democratic-csi/bin/democratic-csi",
+          "--csi-version=1.5.0",
+          "--csi-name=zfs",
+          "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
+          "--csi-mode=controller",
+          "--server-socket=${CSI_ENDPOINT}",
+        ]
+      }
+
+      template {
+        destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        change_mode = "restart"
+        data        = <<EOH
+driver: zfs-generic-nfs
+instance_id: "5c0ffee0-2b7d-4c1a-9f0e-6e1d2c3b4a59"
+sshConnection:
+  host: "127.0.0.1"
+  port: 22
+  username: "csi"
+  privateKey: |
+{{ with nomadVar "nomad/jobs/zfs-csi" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
+zfs:
+  cli:
+    sudoEnabled: false
+    paths:
+      zfs: "/usr/local/libexec/nomad-zfs-csi/zfs"
+      sudo: "/usr/bin/env"
+  datasetParentName: "tank/nomad/csi"
+  detachedSnapshotsDatasetParentName: "tank/nomad/csi-snapshots"
+  datasetEnableQuotas: true
+  datasetEnableReservation: false
+  datasetPermissionsMode: "0777"
+nfs:
+  shareStrategy: setDatasetProperties
+  shareStrategySetDatasetProperties:
+    properties:
+      sharenfs: "rw=@127.0.0.1/32,no_root_squash"
+  shareHost: "127.0.0.1"
+EOH
+      }
+
+      csi_plugin {
+        id                     = "zfs"
+        type                   = "controller"
+        mount_dir              = "/csi"
+        stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/node/zfs"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}
