@@ -65,9 +65,10 @@ class Vm:
         return ['ssh', '-q', '-i', self.key, '-p', str(self.port), '-o', 'BatchMode=yes'] + SSH_REUSE + [
             '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '%s@127.0.0.1' % user]
 
-    def sh(self, command, check=True, user='root'):
+    def sh(self, command, check=True, user='root', timeout=300):
         """Run a command in the VM; returns CompletedProcess with text output."""
-        proc = subprocess.run(self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=300, check=False)
+        proc = subprocess.run(self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=timeout,
+                              check=False)
         if check and proc.returncode != 0:
             raise AssertionError('VM command failed (%s): %s\n%s' % (proc.returncode, command, proc.stderr))
         return proc

@@ -50,7 +50,9 @@ def test_render_fmt_validate_plan(tools, agent, tmp_path, varfile):
     # Exit 255 is an error; 0 or 1 says whether allocations would change (a system job in an
     # empty node pool places none). The job diff is what must show: nothing is registered yet.
     assert plan.returncode in (0, 1), plan.stdout + plan.stderr
-    expected = ['+ Job: "zfs-controller"', '+ Job: "zfs-node"'] if generic else ['+ Job: "zfs-node"']
+    prefix = re.search(r'^plugin_id\s*=\s*"([^"]+)"', varfile.read_text(), re.M)
+    prefix = prefix.group(1) if prefix else 'zfs'
+    expected = ['+ Job: "%s-%s"' % (prefix, job) for job in (['controller', 'node'] if generic else ['node'])]
     output = plan.stdout + plan.stderr
     assert sorted(set(re.findall(r'\+ Job: "[^"]+"', output))) == expected, output
 

@@ -16,6 +16,7 @@ NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
 CACHE_BIN = Path.home() / '.cache' / 'nomad-zfs-csi' / 'bin'
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
+LOCAL_PARENT = 'tank/nomad/local'  # zfs-local-dataset's, in packs/zfs_csi/.ci/vars-zfs-local-dataset-local-stack.hcl
 
 
 class Stack(object):
@@ -94,7 +95,9 @@ def remove_test_datasets(vm):
     """The tests' volumes (t-*) left by an earlier run: Nomad forgets volumes when its dev agent stops,
     ZFS keeps them. Clones first, so their origins can go without -R."""
     listed = vm.zfs('list', '-H', '-r', '-t', 'filesystem', '-o', 'name,origin', PARENT).stdout.splitlines()
-    ours = [line.split('\t') for line in listed if line.startswith(PARENT + '/t-')]
+    listed += vm.zfs('list', '-H', '-r', '-t', 'filesystem', '-o', 'name,origin', LOCAL_PARENT,
+                     check=False).stdout.splitlines()
+    ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0]]
     for name, origin in sorted(ours, key=lambda pair: pair[1] == '-'):
         vm.zfs('destroy', '-r', name)
 
