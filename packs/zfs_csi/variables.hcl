@@ -29,7 +29,7 @@ variable "dataset_parent_name" {
 }
 
 variable "detached_snapshots_parent_name" {
-  description = "Parent for detached snapshots; must not be under dataset_parent_name. Empty to omit."
+  description = "Parent for detached snapshots, outside dataset_parent_name. Required: democratic-csi's controller fails every probe without it."
   type        = string
   default     = ""
 }
@@ -167,7 +167,7 @@ variable "raw_exec_args" {
 }
 
 variable "stage_publish_base_dir" {
-  description = "With task_driver = raw_exec: where the plugin stages and publishes, as a host path. A raw_exec plugin has no /local of its own, so set it to <client data_dir>/client/csi/node/<plugin_id>, the directory Nomad mounts volumes from. Empty keeps Nomad's default."
+  description = "With task_driver = raw_exec: where the plugin stages and publishes, as a host path. A raw_exec plugin has no /local of its own, so set it to <client data_dir>/client/csi/node/<plugin_id>, the directory Nomad mounts volumes from (client/csi/monolith/<plugin_id> for the zfs-local-* drivers, which run as a monolith). Empty keeps Nomad's default."
   type        = string
   default     = ""
 }

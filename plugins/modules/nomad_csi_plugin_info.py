@@ -191,8 +191,8 @@ def main():
         if plugin:
             volumes = module.client.get('volumes', params={'type': 'csi', 'plugin_id': p['plugin_id']}) or []
             result.update(plugin=plugin, volumes=sorted(v['ID'] for v in volumes))
-        if p['wait_timeout'] > 0 and plugin and not healthy:
-            reasons = why_unhealthy(module.client, raw, p['jobs'])
+        if p['wait_timeout'] > 0 and not healthy:
+            reasons = why_unhealthy(module.client, raw or {}, p['jobs'])
     except NomadError as e:
         module.fail_json(msg=str(e))
     if p['wait_timeout'] > 0 and not healthy:

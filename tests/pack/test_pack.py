@@ -84,6 +84,7 @@ def test_bad_driver_lists_valid_ones(tools, tmp_path):
 @pytest.mark.parametrize('missing,message', [
     ('instance_id', 'variable instance_id is required'),
     ('dataset_parent_name', 'variable dataset_parent_name is required'),
+    ('detached_snapshots_parent_name', 'variable detached_snapshots_parent_name is required'),
     ('ssh_host', 'variable ssh_host is required for driver zfs-generic-nfs'),
 ])
 def test_missing_required_variables(tools, tmp_path, missing, message):

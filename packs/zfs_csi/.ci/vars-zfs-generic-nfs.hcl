@@ -4,11 +4,11 @@ dataset_parent_name            = "tank/nomad/csi"
 detached_snapshots_parent_name = "tank/nomad/csi-snapshots"
 ssh_host                       = "storage1.example.internal"
 # The storage_host role's delegated set-up: zfs as the service user, root only for mount and share.
-zfs_sudo                       = false
-zfs_cli_path                   = "/usr/local/libexec/nomad-zfs-csi/zfs"
-zfs_sudo_path                  = "/usr/bin/env"
-dataset_permissions_mode       = "0777"
-dataset_properties             = { compression = "lz4", atime = "off" }
+zfs_sudo                 = false
+zfs_cli_path             = "/usr/local/libexec/nomad-zfs-csi/zfs"
+zfs_sudo_path            = "/usr/bin/env"
+dataset_permissions_mode = "0777"
+dataset_properties       = { compression = "lz4", atime = "off" }
 volumes = [{
   id              = "pg-data"
   name            = "pg-data"

@@ -61,6 +61,7 @@ zfs:
   cli:
     sudoEnabled: true
   datasetParentName: "tank/nomad/zvols"
+  detachedSnapshotsDatasetParentName: "tank/nomad/zvols-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
 iscsi:

@@ -44,6 +44,7 @@ zfs:
   cli:
     sudoEnabled: true
   datasetParentName: "tank/nomad/local"
+  detachedSnapshotsDatasetParentName: "tank/nomad/local-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
   datasetPermissionsMode: "0777"
@@ -54,7 +55,7 @@ EOH
         id                     = "zfs-local"
         type                   = "monolith"
         mount_dir              = "/csi"
-        stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/node/zfs-local"
+        stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/monolith/zfs-local"
       }
 
       resources {

@@ -64,6 +64,7 @@ zfs:
   cli:
     sudoEnabled: true
   datasetParentName: "tank/nomad/local"
+  detachedSnapshotsDatasetParentName: "tank/nomad/local-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
 EOH

@@ -65,6 +65,7 @@ zfs:
   cli:
     sudoEnabled: true
   datasetParentName: "tank/nomad/localzvol"
+  detachedSnapshotsDatasetParentName: "tank/nomad/localzvol-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
 EOH
