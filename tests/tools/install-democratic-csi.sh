@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install democratic-csi from source (it ships only as container images) for the
 # local stack, which runs it with Node under raw_exec inside the ZFS VM.
-# The source comes from ../shared/vendor when it is there, else from upstream's tag
+# The source comes from shared/vendor (beside or above the checkout) when it is there,
+# else from upstream's tag
 # archive; either must match the pinned checksum. The install is cached by it.
 # Prints the install directory.
 set -euo pipefail
@@ -9,7 +10,17 @@ set -euo pipefail
 VERSION=v1.9.4
 SHA256=f80d2daf097e995765df1e60f648afe7bc02b00260d3ab9b47a2a32834106b8f
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-VENDORED=${DEMOCRATIC_CSI_TARBALL:-$REPO/../shared/vendor/democratic-csi-${VERSION#v}.tar.gz}
+# The workplace keeps it in shared/vendor beside (or above) the checkout.
+vendored() {
+  local dir=$REPO name=democratic-csi-${VERSION#v}.tar.gz
+  [ -z "${DEMOCRATIC_CSI_TARBALL:-}" ] || { printf '%s\n' "$DEMOCRATIC_CSI_TARBALL"; return; }
+  while [ "$dir" != / ]; do
+    dir=$(dirname "$dir")
+    [ -f "$dir/shared/vendor/$name" ] && { printf '%s\n' "$dir/shared/vendor/$name"; return; }
+  done
+  printf '%s\n' "$REPO/../shared/vendor/$name"
+}
+VENDORED=$(vendored)
 UPSTREAM=https://github.com/democratic-csi/democratic-csi/archive/refs/tags/$VERSION.tar.gz
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 DEST=$CACHE/democratic-csi/$VERSION-${SHA256:0:12}
