@@ -24,6 +24,8 @@ VENDORED=$(vendored)
 UPSTREAM=https://github.com/democratic-csi/democratic-csi/archive/refs/tags/$VERSION.tar.gz
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 DEST=$CACHE/democratic-csi/$VERSION-${SHA256:0:12}
+# The checked archive, kept so a later install needs neither the vendor copy nor the network.
+KEPT=$CACHE/democratic-csi/$VERSION-${SHA256:0:12}.tar.gz
 
 log() { printf '[democratic-csi] %s\n' "$*" >&2; }
 
@@ -31,7 +33,9 @@ if [ ! -f "$DEST/.complete" ]; then
   mkdir -p "$CACHE"
   work=$(mktemp -d "$CACHE/democratic-csi.XXXXXX")
   trap 'rm -rf "$work"' EXIT
-  if [ -f "$VENDORED" ]; then
+  if [ -f "$KEPT" ]; then
+    cp "$KEPT" "$work/src.tar.gz"
+  elif [ -f "$VENDORED" ]; then
     cp "$VENDORED" "$work/src.tar.gz"
   else
     log "no $VENDORED; downloading $UPSTREAM"
@@ -45,6 +49,7 @@ if [ ! -f "$DEST/.complete" ]; then
   # Its native modules are optional; --ignore-scripts keeps npm from building them.
   (cd "$work/tree" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
   mkdir -p "$(dirname "$DEST")"; rm -rf "$DEST"
+  cp "$work/src.tar.gz" "$KEPT"
   mv "$work/tree" "$DEST"; touch "$DEST/.complete"
 fi
 printf '%s\n' "$DEST"
