@@ -113,6 +113,7 @@ def plugin_vars_dict(agent, tools):
         'driver': 'zfs-generic-nfs',
         'instance_id': '3b0e9c0e-1f59-4c55-a3a4-2f6d8f8e7d10',
         'dataset_parent_name': 'tank/nomad/csi',
+        'detached_snapshots_parent_name': 'tank/nomad/csi-snapshots',
         'ssh_host': '127.0.0.1',
         'plugin_id': PLUGIN_ID,
         'secrets_variable_path': SECRETS_PATH,

@@ -94,9 +94,10 @@ class Stack(object):
 def remove_test_datasets(vm):
     """The tests' volumes (t-*) left by an earlier run: Nomad forgets volumes when its dev agent stops,
     ZFS keeps them. Clones first, so their origins can go without -R."""
-    listed = vm.zfs('list', '-H', '-r', '-t', 'filesystem', '-o', 'name,origin', PARENT).stdout.splitlines()
-    listed += vm.zfs('list', '-H', '-r', '-t', 'filesystem', '-o', 'name,origin', LOCAL_PARENT,
-                     check=False).stdout.splitlines()
+    listed = []
+    for parent in (PARENT, LOCAL_PARENT):  # neither exists on a freshly booted VM
+        listed += vm.zfs('list', '-H', '-r', '-t', 'filesystem', '-o', 'name,origin', parent,
+                         check=False).stdout.splitlines()
     ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0]]
     for name, origin in sorted(ours, key=lambda pair: pair[1] == '-'):
         vm.zfs('destroy', '-r', name)
