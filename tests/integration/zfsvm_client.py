@@ -3,10 +3,12 @@
 Shared by the integration tests and the benchmarks; it needs no pytest.
 """
 
+import json
 import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +34,33 @@ def ansible_env(**extra):
                                                       '-o', 'UserKnownHostsFile=/dev/null']))
     env.update((k, str(v)) for k, v in extra.items())
     return env
+
+
+class LocalResult(dict):
+    """A module result from this host, plus what Ansible printed and its exit code."""
+    output = ''
+    rc = 0
+
+    @property
+    def failed(self):
+        return bool(self.get('failed')) or self.rc == 2
+
+
+def run_local_module(env, module, args, check=False, diff=False):
+    """Run one collection module on this host (the Nomad modules talk to Nomad over HTTP from here)."""
+    with tempfile.TemporaryDirectory() as tree:
+        argv = [str(BIN / 'ansible'), 'localhost', '-c', 'local', '-i', 'localhost,',
+                '-e', 'ansible_python_interpreter=%s' % (BIN / 'python'),
+                '-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '--tree', tree]
+        argv += ['--check'] * check + ['--diff'] * diff
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900, check=False)
+        path = Path(tree) / 'localhost'
+        if not path.exists():
+            raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout,
+                                                                              proc.stderr))
+        result = LocalResult(json.loads(path.read_text()))
+    result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
+    return result
 
 
 def booted_vm(workdir):

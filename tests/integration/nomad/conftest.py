@@ -1,6 +1,5 @@
 """A real Nomad dev agent, the CSI test plugin deployed through the pack, and modules run on localhost."""
 
-import json
 import subprocess
 import tempfile
 from pathlib import Path
@@ -8,16 +7,7 @@ from pathlib import Path
 import pytest
 
 from nomad_agent import PLUGIN_ID, REPO, SECRETS_PATH, build_tools, plugin_vars, start_agent
-from zfsvm_client import BIN, ansible_env
-
-
-class LocalResult(dict):
-    output = ''
-    rc = 0
-
-    @property
-    def failed(self):
-        return bool(self.get('failed')) or self.rc == 2
+from zfsvm_client import ansible_env, run_local_module
 
 
 @pytest.fixture(scope='session')
@@ -50,20 +40,7 @@ def run_local(agent):
     env = ansible_env(NOMAD_ADDR=agent.address)
 
     def run(module, args, check=False, diff=False, extra_env=None):
-        with tempfile.TemporaryDirectory() as tree:
-            argv = [str(BIN / 'ansible'), 'localhost', '-c', 'local', '-i', 'localhost,',
-                    '-e', 'ansible_python_interpreter=%s' % (BIN / 'python'),
-                    '-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '--tree', tree]
-            argv += ['--check'] * check + ['--diff'] * diff
-            proc = subprocess.run(argv, capture_output=True, text=True, env=dict(env, **(extra_env or {})),
-                                  timeout=900, check=False)
-            path = Path(tree) / 'localhost'
-            if not path.exists():
-                raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout,
-                                                                                  proc.stderr))
-            result = LocalResult(json.loads(path.read_text()))
-        result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
-        return result
+        return run_local_module(dict(env, **(extra_env or {})), module, args, check=check, diff=diff)
 
     return run
 

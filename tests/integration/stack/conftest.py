@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zfsvm_client import BIN, REPO, ansible_env
+from zfsvm_client import BIN, REPO, ansible_env, run_local_module
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
@@ -52,16 +51,9 @@ class Stack(object):
                               timeout=1800, check=False)
 
     def module(self, name, args):
-        """One collection module on this host against the stack's Nomad; returns its result (rc in 'rc')."""
-        with tempfile.TemporaryDirectory() as tree:
-            argv = [str(BIN / 'ansible'), 'localhost', '-c', 'local', '-i', 'localhost,',
-                    '-e', 'ansible_python_interpreter=%s' % (BIN / 'python'),
-                    '-m', 'nomad_zfs.csi.%s' % name, '-a', json.dumps(args), '--tree', tree]
-            proc = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=900, check=False)
-            path = Path(tree) / 'localhost'
-            assert path.exists(), 'ansible gave no result (rc=%s):\n%s%s' % (proc.returncode, proc.stdout, proc.stderr)
-            result = json.loads(path.read_text())
-        result['rc'] = proc.returncode
+        """One collection module on this host against the stack's Nomad; its result, with the exit code in 'rc'."""
+        result = run_local_module(self.env, name, args)
+        result['rc'] = result.rc
         return result
 
     def workload(self, volume, action):
