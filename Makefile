@@ -13,13 +13,19 @@ setup:
 ## The README's test command: set-up, then every check in order.
 test: setup unit sanity lint changelog pack integration molecule
 
+## The unit tests twice: under the venv's pytest, and under ansible-test units as a collection user's CI runs them.
 unit:
 	$(VENV)/pytest -q tests/unit
+	bash scripts/ansible-test.sh units
 
 sanity:
-	bash scripts/sanity.sh
+	bash scripts/ansible-test.sh sanity
 
+## Python (ruff: format and lint), YAML (yamllint) and Ansible (ansible-lint); also .pre-commit-config.yaml's hooks.
 lint:
+	$(VENV)/ruff format --check .
+	$(VENV)/ruff check .
+	$(VENV)/yamllint --strict .
 	$(VENV)/ansible-lint --profile production
 
 changelog:

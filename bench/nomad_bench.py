@@ -29,9 +29,20 @@ def converge(agent, impl):
     env = ansible_env(BENCH_N=N, BENCH_IMPL=impl, BENCH_NOMAD_ADDR=agent.address)
     before = served(agent)
     start = time.monotonic()
-    proc = subprocess.run([str(ANSIBLE_BIN / 'ansible-playbook'), '-i', 'localhost,',
-                           '-e', 'ansible_python_interpreter=%s' % (ANSIBLE_BIN / 'python'),
-                           str(HERE / 'nomad_converge.yml')], capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        [
+            str(ANSIBLE_BIN / 'ansible-playbook'),
+            '-i',
+            'localhost,',
+            '-e',
+            'ansible_python_interpreter=%s' % (ANSIBLE_BIN / 'python'),
+            str(HERE / 'nomad_converge.yml'),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     elapsed = time.monotonic() - start
     if proc.returncode != 0:
         sys.exit('converge %s failed:\n%s%s' % (impl, proc.stdout[-3000:], proc.stderr[-2000:]))
@@ -51,13 +62,17 @@ def main():
             agent.destroy()
         rows.append((impl, cold, idem))
         print('%s cold %s idempotent %s' % (impl, cold, idem), file=sys.stderr)
-    version = subprocess.run([build_tools()['nomad'], 'version'], capture_output=True, text=True,
-                             check=True).stdout.split('\n')[0]
+    version = subprocess.run(
+        [build_tools()['nomad'], 'version'], capture_output=True, text=True, check=True
+    ).stdout.split('\n')[0]
     print('# nomad_job vs community.general.nomad_job: %d jobs (%s, one fresh dev agent each)\n' % (N, version))
     print('| run | module | wall s | HTTP calls | per job | recap changed |')
     print('|---|---|---|---|---|---|')
-    labels = {'ours': 'nomad_zfs.csi.nomad_job (wait: false)', 'ours-wait': 'nomad_zfs.csi.nomad_job (wait: true)',
-              'anchor': 'community.general.nomad_job'}
+    labels = {
+        'ours': 'nomad_zfs.csi.nomad_job (wait: false)',
+        'ours-wait': 'nomad_zfs.csi.nomad_job (wait: true)',
+        'anchor': 'community.general.nomad_job',
+    }
     for impl, cold, idem in rows:
         for label, run in (('cold', cold), ('idempotent', idem)):
             cells = (label, labels[impl], run['seconds'], run['http'], run['http'] / N, run['changed'])

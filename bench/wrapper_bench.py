@@ -22,9 +22,20 @@ PARENT = 'tank/nomad/csi'
 def main():
     vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
     env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key)
-    site = subprocess.run([str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'),
-                           str(REPO / 'playbooks' / 'site.yml'), '--limit', 'storage_hosts'],
-                          capture_output=True, text=True, env=env, check=False)
+    site = subprocess.run(
+        [
+            str(Path(sys.executable).parent / 'ansible-playbook'),
+            '-i',
+            str(REPO / 'inventories' / 'local'),
+            str(REPO / 'playbooks' / 'site.yml'),
+            '--limit',
+            'storage_hosts',
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     if site.returncode != 0:
         sys.exit('storage half of site.yml failed:\n%s%s' % (site.stdout[-3000:], site.stderr[-2000:]))
     vm.sh("cat > /tmp/wrapper_lifecycle.sh <<'EOF'\n%sEOF" % (HERE / 'wrapper_lifecycle.sh').read_text())
@@ -37,12 +48,18 @@ def main():
     print('| how zfs runs | ms per lifecycle | zfs processes per lifecycle |')
     print('|---|---|---|')
     for row in rows:
-        label = {'wrapper': 'zfs wrapper as csi (zfs_sudo=false)',
-                 'sudo': 'sudo zfs for every command (zfs_sudo=true)'}[row['mode']]
+        label = {
+            'wrapper': 'zfs wrapper as csi (zfs_sudo=false)',
+            'sudo': 'sudo zfs for every command (zfs_sudo=true)',
+        }[row['mode']]
         print('| %s | %s | %s |' % (label, row['ms_per_lifecycle'], row['zfs_processes_per_lifecycle']))
-    print('\nwrapper / sudo: time %.2fx, zfs processes %.1fx.' % (
-        int(rows[0]['ms_per_lifecycle']) / int(rows[1]['ms_per_lifecycle']),
-        int(rows[0]['zfs_processes_per_lifecycle']) / int(rows[1]['zfs_processes_per_lifecycle'])))
+    print(
+        '\nwrapper / sudo: time %.2fx, zfs processes %.1fx.'
+        % (
+            int(rows[0]['ms_per_lifecycle']) / int(rows[1]['ms_per_lifecycle']),
+            int(rows[0]['zfs_processes_per_lifecycle']) / int(rows[1]['zfs_processes_per_lifecycle']),
+        )
+    )
 
 
 if __name__ == '__main__':

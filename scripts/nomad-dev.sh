@@ -42,6 +42,8 @@ start() {
   if up; then log "already running at $(addr)"; return 0; fi
   bash "$ZFSVM" start >/dev/null
   local a; a=$(addr)
+  # An agent that died leaves its plugin processes and mounts; -dev state is in memory only.
+  clean
   agent_config | bash "$ZFSVM" ssh "mkdir -p /etc/nzc && cat >/etc/nzc/nomad.hcl"
   # A transient systemd unit outlives this SSH session and is stopped by name.
   bash "$ZFSVM" ssh "systemctl reset-failed nzc-nomad 2>/dev/null; systemd-run --unit=nzc-nomad --collect \
@@ -63,13 +65,17 @@ stop() {
       "${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/bin/nomad" job stop -address="$(addr)" -purge "$job" >/dev/null 2>&1 || true
     done
   fi
-  # The next start begins from an empty data dir, as `nomad agent -dev` expects; mounts
-  # the agent leaves behind (secrets tmpfs, volumes) go first.
+  clean
+  log "stopped"
+}
+
+# Every start begins from an empty data dir, as `nomad agent -dev` expects; mounts
+# the agent leaves behind (secrets tmpfs, volumes) go first.
+clean() {
   bash "$ZFSVM" ssh "systemctl stop nzc-nomad 2>/dev/null || true
     pkill -f '^/opt/nzc/bin/node ' || true
     awk -v d=$DATA_DIR/ 'index(\$2, d) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
     rm -rf $DATA_DIR"
-  log "stopped"
 }
 
 case ${1:-status} in

@@ -154,18 +154,6 @@ variable "node_path" {
   default     = "node"
 }
 
-variable "raw_exec_command" {
-  description = "With task_driver = raw_exec: another CSI plugin program to run instead of democratic-csi (the module tests run a directory-backed test plugin this way)."
-  type        = string
-  default     = ""
-}
-
-variable "raw_exec_args" {
-  description = "With task_driver = raw_exec: the plugin arguments."
-  type        = list(string)
-  default     = []
-}
-
 variable "stage_publish_base_dir" {
   description = "With task_driver = raw_exec: where the plugin stages and publishes, as a host path. A raw_exec plugin has no /local of its own, so set it to <client data_dir>/client/csi/node/<plugin_id>, the directory Nomad mounts volumes from (client/csi/monolith/<plugin_id> for the zfs-local-* drivers, which run as a monolith). Empty keeps Nomad's default."
   type        = string

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 class ModuleDocFragment(object):
     # Modules that change things: full check and diff support.
-    DOCUMENTATION = r'''
+    DOCUMENTATION = r"""
 options: {}
 attributes:
   check_mode:
@@ -18,10 +18,10 @@ attributes:
   diff_mode:
     support: full
     description: Shows the state before and after the change.
-'''
+"""
 
     # Read-only *_info modules.
-    INFO_MODULE = r'''
+    INFO_MODULE = r"""
 options: {}
 attributes:
   check_mode:
@@ -30,4 +30,4 @@ attributes:
   diff_mode:
     support: none
     description: This module changes nothing, so it has no diff.
-'''
+"""

@@ -8,8 +8,14 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The connection options every nomad_* module shares (module_utils/nomad_client.py).
-    DOCUMENTATION = r'''
+    # The connection options every nomad_* module shares (module_utils/_nomad_module.py), and the action group.
+    DOCUMENTATION = r"""
+attributes:
+  action_group:
+    description: Use C(group/nomad_zfs.csi.nomad) in C(module_defaults) to set the connection options once.
+    support: full
+    membership:
+      - nomad_zfs.csi.nomad
 options:
   nomad_addr:
     description:
@@ -48,4 +54,4 @@ options:
     default: 10
 requirements:
   - python-nomad >= 2.0 on the host that runs the module
-'''
+"""

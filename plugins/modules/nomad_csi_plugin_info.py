@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
+DOCUMENTATION = r"""
 ---
 module: nomad_csi_plugin_info
 short_description: Report a Nomad CSI plugin's health, optionally waiting until it is healthy
@@ -48,17 +48,17 @@ options:
     type: list
     elements: str
     default: []
-'''
+"""
 
-EXAMPLES = r'''
+EXAMPLES = r"""
 - name: Wait until the ZFS plugin is healthy
   nomad_zfs.csi.nomad_csi_plugin_info:
     plugin_id: zfs
     wait_timeout: 300
   register: zfs_plugin
-'''
+"""
 
-RETURN = r'''
+RETURN = r"""
 exists:
   description: Whether Nomad knows the plugin.
   returned: always
@@ -82,12 +82,13 @@ volumes:
   type: list
   elements: str
   sample: [pgdata]
-'''
+"""
 
 import re
-import time
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 
 _ANSI = re.compile(r'\x1b\[[0-9;]*m')
 # A line that starts with a log level or an exception name, such as "error: ..." or "Error: ...";
@@ -99,10 +100,15 @@ _LOG_TAIL = 8192
 
 def summarize(raw):
     return dict(
-        id=raw['ID'], provider=raw.get('Provider'), version=raw.get('Version'),
+        id=raw['ID'],
+        provider=raw.get('Provider'),
+        version=raw.get('Version'),
         controller_required=raw.get('ControllerRequired', False),
-        controllers_healthy=raw.get('ControllersHealthy', 0), controllers_expected=raw.get('ControllersExpected', 0),
-        nodes_healthy=raw.get('NodesHealthy', 0), nodes_expected=raw.get('NodesExpected', 0))
+        controllers_healthy=raw.get('ControllersHealthy', 0),
+        controllers_expected=raw.get('ControllersExpected', 0),
+        nodes_healthy=raw.get('NodesHealthy', 0),
+        nodes_expected=raw.get('NodesExpected', 0),
+    )
 
 
 def is_healthy(plugin, min_nodes):
@@ -155,8 +161,12 @@ def why_unhealthy(client, raw, jobs):
         for task in sorted(alloc.get('TaskStates') or {}):
             for kind in ('stderr', 'stdout'):
                 try:
-                    line = last_error_line(client.get_text('client/fs/logs/' + alloc['ID'], params=dict(
-                        task=task, type=kind, origin='end', offset=_LOG_TAIL, plain='true')))
+                    line = last_error_line(
+                        client.get_text(
+                            'client/fs/logs/' + alloc['ID'],
+                            params=dict(task=task, type=kind, origin='end', offset=_LOG_TAIL, plain='true'),
+                        )
+                    )
                 except NomadError:  # no read-logs capability, or the client is gone: Nomad's view is enough
                     line = None
                 if line:
@@ -176,34 +186,40 @@ def main():
         ),
         supports_check_mode=True,
     )
+    module.exit_json(**module.run(lambda: read(module)))
+
+
+def read(module):
+    """The plugin's health and volumes, after waiting up to wait_timeout for it to be healthy."""
     p = module.params
-    deadline = time.time() + p['wait_timeout']
-    raw, reasons = None, []
-    try:
-        while True:
-            raw = module.client.get('plugin/csi/' + p['plugin_id'], missing_ok=True)
-            plugin = summarize(raw) if raw else None
-            healthy = bool(plugin) and is_healthy(plugin, p['min_nodes'])
-            if healthy or time.time() >= deadline:
-                break
-            time.sleep(2)
-        result = dict(changed=False, exists=plugin is not None, healthy=healthy)
-        if plugin:
-            volumes = module.client.get('volumes', params={'type': 'csi', 'plugin_id': p['plugin_id']}) or []
-            result.update(plugin=plugin, volumes=sorted(v['ID'] for v in volumes))
-        if p['wait_timeout'] > 0 and not healthy:
-            reasons = why_unhealthy(module.client, raw or {}, p['jobs'])
-    except NomadError as e:
-        module.fail_json(msg=str(e))
+    raw, healthy = poll_until(
+        lambda: module.client.get('plugin/csi/' + p['plugin_id'], missing_ok=True),
+        lambda raw: bool(raw) and is_healthy(summarize(raw), p['min_nodes']),
+        p['wait_timeout'],
+    )
+    plugin = summarize(raw) if raw else None
+    result = dict(changed=False, exists=plugin is not None, healthy=healthy)
+    if plugin:
+        volumes = module.client.get('volumes', params={'type': 'csi', 'plugin_id': p['plugin_id']}) or []
+        result.update(plugin=plugin, volumes=sorted(v['ID'] for v in volumes))
     if p['wait_timeout'] > 0 and not healthy:
-        module.fail_json(msg='CSI plugin %s is not healthy after %ds: %s.%s Check the plugin jobs with '
-                             '`nomad plugin status %s`.' % (
-                                 p['plugin_id'], p['wait_timeout'],
-                                 'Nomad does not know it' if not plugin else
-                                 'controllers %(controllers_healthy)d/%(controllers_expected)d, '
-                                 'nodes %(nodes_healthy)d/%(nodes_expected)d healthy' % plugin,
-                                 ''.join(' %s.' % r for r in reasons), p['plugin_id']), **result)
-    module.exit_json(**result)
+        reasons = why_unhealthy(module.client, raw or {}, p['jobs'])
+        module.fail_json(
+            msg='CSI plugin %s is not healthy after %ds: %s.%s Check the plugin jobs with '
+            '`nomad plugin status %s`.'
+            % (
+                p['plugin_id'],
+                p['wait_timeout'],
+                'Nomad does not know it'
+                if not plugin
+                else 'controllers %(controllers_healthy)d/%(controllers_expected)d, '
+                'nodes %(nodes_healthy)d/%(nodes_expected)d healthy' % plugin,
+                ''.join(' %s.' % r for r in reasons),
+                p['plugin_id'],
+            ),
+            **result,
+        )
+    return result
 
 
 if __name__ == '__main__':

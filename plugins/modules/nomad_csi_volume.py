@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
+DOCUMENTATION = r"""
 ---
 module: nomad_csi_volume
 short_description: Create or register a Nomad CSI volume, or remove it
@@ -24,7 +24,7 @@ description:
   - O(secrets) and O(mount_flags) are write-only (Nomad redacts them when read), so they are
     sent whenever the volume is written but never compared.
   - Just after a plugin turns healthy, Nomad can still answer V(plugin has no controller) for a
-    moment; O(mode=create) then retries for up to 30 seconds, since nothing was created.
+    while; O(mode=create) then retries for up to 120 seconds, since nothing was created.
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
@@ -53,7 +53,19 @@ options:
     description: Least capacity, as bytes or with a unit (C(1G), C(512MiB)). O(mode=create) only.
     type: str
   capacity_max:
-    description: Greatest capacity, as bytes or with a unit. O(mode=create) only.
+    description:
+      - Greatest capacity, as bytes or with a unit. O(mode=create) only.
+      - Raising the capacity of an existing volume has Nomad expand it (for democratic-csi's ZFS drivers,
+        C(refquota) or C(volsize) follows). A volume cannot shrink, so a O(capacity_max) below its current
+        capacity fails and changes nothing.
+    type: str
+  snapshot_id:
+    description:
+      - Create the volume from this snapshot, as M(nomad_zfs.csi.nomad_csi_volume_info) or Nomad's snapshot
+        list names it. O(mode=create) only, and only when the volume is created.
+    type: str
+  clone_id:
+    description: Create the volume as a clone of this volume's external ID. O(mode=create) only, and only when created.
     type: str
   capabilities:
     description: Access and attachment modes jobs may claim the volume with.
@@ -105,9 +117,9 @@ options:
     description: With O(state=absent), deregister even if allocations still claim the volume.
     type: bool
     default: false
-'''
+"""
 
-EXAMPLES = r'''
+EXAMPLES = r"""
 - name: A 1 GiB ZFS-backed volume, created by democratic-csi under the delegated parent
   nomad_zfs.csi.nomad_csi_volume:
     id: pgdata
@@ -122,9 +134,9 @@ EXAMPLES = r'''
   nomad_zfs.csi.nomad_csi_volume:
     id: pgdata
     state: absent
-'''
+"""
 
-RETURN = r'''
+RETURN = r"""
 volume:
   description: The volume as Nomad reports it after the task, without secrets.
   returned: when the volume exists after the task
@@ -138,81 +150,69 @@ changed_fields:
   type: list
   elements: str
   sample: [capabilities]
-'''
+"""
 
 import re
-import time
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_props import PropertyError, parse_size
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import capabilities_of, plan_volume
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import PropertyError, parse_size
 
 # Nomad's rule for volume IDs.
 ID_RE = re.compile(r'^[a-zA-Z0-9_.-]{1,128}$')
-
-
-def requested(p, capacity):
-    """The API body for one volume, secrets included."""
-    vol = {
-        'ID': p['id'], 'Name': p['name'] or p['id'], 'PluginID': p['plugin_id'],
-        'RequestedCapabilities': [{'AccessMode': c['access_mode'], 'AttachmentMode': c['attachment_mode']}
-                                  for c in p['capabilities']],
-        'MountOptions': {'FSType': p['fs_type'], 'MountFlags': p['mount_flags']},
-        'Parameters': p['parameters'], 'Secrets': p['secrets'],
-    }
-    if p['mode'] == 'register':
-        vol.update(ExternalID=p['external_id'], Context=p['context'])
-    else:
-        vol.update(RequestedCapacityMin=capacity[0], RequestedCapacityMax=capacity[1])
-    return vol
-
-
-def comparable(vol, mode):
-    """The fields the module owns, from a request or from Nomad's read."""
-    caps = sorted((c.get('AccessMode'), c.get('AttachmentMode')) for c in vol.get('RequestedCapabilities') or [])
-    fields = dict(name=vol.get('Name'), plugin_id=vol.get('PluginID'), capabilities=caps,
-                  fs_type=(vol.get('MountOptions') or {}).get('FSType') or '',
-                  parameters=vol.get('Parameters') or {})
-    if mode == 'register':
-        fields.update(external_id=vol.get('ExternalID'), context=vol.get('Context') or {})
-    else:
-        fields.update(capacity_min=vol.get('RequestedCapacityMin') or 0, capacity_max=vol.get('RequestedCapacityMax') or 0)
-    return fields
+# Seen in CI on a fresh dev agent: the plugin read healthy, then the create got a 500 "plugin
+# has no controller", once for more than 30 s on a busy emulated VM. Nomad refuses before calling
+# the plugin, so a retry is safe; only volume creation gets this answer, so every write can go
+# through here.
+NO_CONTROLLER = 'plugin has no controller'
+NO_CONTROLLER_RETRY_SECONDS = 120
 
 
 def public(vol):
     return dict(
-        id=vol['ID'], name=vol.get('Name'), namespace=vol.get('Namespace'), plugin_id=vol.get('PluginID'),
-        external_id=vol.get('ExternalID'), capacity=vol.get('Capacity'), schedulable=vol.get('Schedulable'),
-        capabilities=[dict(access_mode=c['AccessMode'], attachment_mode=c['AttachmentMode'])
-                      for c in vol.get('RequestedCapabilities') or []],
-        fs_type=(vol.get('MountOptions') or {}).get('FSType') or '', parameters=vol.get('Parameters') or {},
+        id=vol['ID'],
+        name=vol.get('Name'),
+        namespace=vol.get('Namespace'),
+        plugin_id=vol.get('PluginID'),
+        external_id=vol.get('ExternalID'),
+        capacity=vol.get('Capacity'),
+        schedulable=vol.get('Schedulable'),
+        capabilities=capabilities_of(vol),
+        fs_type=(vol.get('MountOptions') or {}).get('FSType') or '',
+        parameters=vol.get('Parameters') or {},
         context=vol.get('Context') or {},
-        claims=len(vol.get('ReadAllocs') or {}) + len(vol.get('WriteAllocs') or {}))
+        claims=len(vol.get('ReadAllocs') or {}) + len(vol.get('WriteAllocs') or {}),
+    )
 
 
-# Seen once in CI on a fresh dev agent: the plugin read healthy, then the create got a 500
-# "plugin has no controller". Nomad refuses before calling the plugin, so a retry is safe;
-# only volume creation gets this answer, so every write can go through here.
-NO_CONTROLLER = 'plugin has no controller'
-NO_CONTROLLER_RETRY_SECONDS = 30
+def no_controller_yet(error):
+    return error.status == 500 and error.nomad_error.endswith(NO_CONTROLLER)
 
 
-def put_retrying_no_controller(client, endpoint, body, seconds=NO_CONTROLLER_RETRY_SECONDS, pause=2):
-    deadline = time.time() + seconds
-    while True:
+def put_retrying_no_controller(client, endpoint, body, seconds=None, pause=2):
+    def attempt():
         try:
             return client.put(endpoint, body)
         except NomadError as e:
-            if NO_CONTROLLER not in str(e) or time.time() + pause > deadline:
+            if not no_controller_yet(e):
                 raise
-            time.sleep(pause)
+            return e
+
+    seconds = NO_CONTROLLER_RETRY_SECONDS if seconds is None else seconds
+    answer, done = poll_until(attempt, lambda a: not isinstance(a, NomadError), seconds, pause=pause)
+    if not done:
+        raise answer
+    return answer
 
 
 def check_input(module):
     p = module.params
     if not ID_RE.match(p['id']):
-        module.fail_json(msg='id %r is not a Nomad volume ID; use up to 128 letters, digits, "-", "_" or ".".'
-                             % p['id'])
+        module.fail_json(
+            msg='id %r is not a Nomad volume ID; use up to 128 letters, digits, "-", "_" or ".".' % p['id']
+        )
     if p['state'] != 'present':
         return (0, 0)
     if not p['plugin_id']:
@@ -223,6 +223,8 @@ def check_input(module):
         module.fail_json(msg='external_id and context are for mode=register; the plugin chooses them with mode=create.')
     if p['mode'] == 'register' and (p['capacity_min'] or p['capacity_max']):
         module.fail_json(msg='capacity_min and capacity_max are for mode=create; a registered volume has its size.')
+    if p['mode'] == 'register' and (p['snapshot_id'] or p['clone_id']):
+        module.fail_json(msg='snapshot_id and clone_id are for mode=create; a registered volume exists already.')
     capacity = []
     for field in ('capacity_min', 'capacity_max'):
         try:
@@ -230,11 +232,37 @@ def check_input(module):
         except PropertyError as e:
             module.fail_json(msg='%s: %s' % (field, e))
     if capacity[1] and capacity[0] > capacity[1]:
-        module.fail_json(msg='capacity_min (%s) is above capacity_max (%s); swap or raise capacity_max.'
-                             % (p['capacity_min'], p['capacity_max']))
+        module.fail_json(
+            msg='capacity_min (%s) is above capacity_max (%s); swap or raise capacity_max.'
+            % (p['capacity_min'], p['capacity_max'])
+        )
     if not p['capabilities']:
         module.fail_json(msg='capabilities is empty; give at least one access_mode/attachment_mode pair.')
     return tuple(capacity)
+
+
+def converge(module, capacity):
+    """Read the volume, plan, apply unless in check mode; the module's result."""
+    p, client = module.params, module.client
+    path = 'volume/csi/' + p['id']
+    current = client.get(path, missing_ok=True)
+    plan = plan_volume(p, capacity, current)
+    result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
+    if module._diff:
+        result['diff'] = dict(before=plan.before, after=plan.after)
+        if p['state'] == 'present':
+            result['diff'].update(before_header='volume %s' % p['id'], after_header='volume %s' % p['id'])
+    if plan.steps and not module.check_mode:
+        for method, endpoint, kwargs in plan.steps:
+            if method == 'put':
+                put_retrying_no_controller(client, endpoint, kwargs['body'])
+            else:
+                client.delete(endpoint, **kwargs)
+        if p['state'] == 'present':
+            current = client.get(path)
+    if current and p['state'] == 'present':
+        result['volume'] = public(current)
+    return result
 
 
 def main():
@@ -247,12 +275,27 @@ def main():
             external_id=dict(type='str'),
             capacity_min=dict(type='str'),
             capacity_max=dict(type='str'),
-            capabilities=dict(type='list', elements='dict', default=[
-                dict(access_mode='single-node-writer', attachment_mode='file-system')], options=dict(
-                access_mode=dict(type='str', required=True, choices=[
-                    'single-node-reader-only', 'single-node-writer', 'multi-node-reader-only',
-                    'multi-node-single-writer', 'multi-node-multi-writer']),
-                attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']))),
+            snapshot_id=dict(type='str'),
+            clone_id=dict(type='str'),
+            capabilities=dict(
+                type='list',
+                elements='dict',
+                default=[dict(access_mode='single-node-writer', attachment_mode='file-system')],
+                options=dict(
+                    access_mode=dict(
+                        type='str',
+                        required=True,
+                        choices=[
+                            'single-node-reader-only',
+                            'single-node-writer',
+                            'multi-node-reader-only',
+                            'multi-node-single-writer',
+                            'multi-node-multi-writer',
+                        ],
+                    ),
+                    attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']),
+                ),
+            ),
             fs_type=dict(type='str', default=''),
             mount_flags=dict(type='list', elements='str', default=[], no_log=False),
             parameters=dict(type='dict', default={}),
@@ -261,60 +304,11 @@ def main():
             state=dict(type='str', choices=['present', 'absent', 'deleted'], default='present'),
             force=dict(type='bool', default=False),
         ),
+        mutually_exclusive=[('snapshot_id', 'clone_id')],
         supports_check_mode=True,
     )
-    p, client = module.params, module.client
     capacity = check_input(module)
-    path = 'volume/csi/' + p['id']
-    result = dict(changed=False, changed_fields=[])
-    try:
-        current = client.get(path, missing_ok=True)
-        if p['state'] != 'present':
-            result['changed'] = current is not None
-            if current and not module.check_mode:
-                if p['state'] == 'deleted':
-                    # Secrets travel in a header, never in the URL that proxies log.
-                    secrets = ','.join('%s=%s' % kv for kv in sorted(p['secrets'].items()))
-                    client.delete(path + '/delete', headers={'X-Nomad-CSI-Secrets': secrets} if secrets else None)
-                else:
-                    client.delete(path, params={'force': str(p['force']).lower()})
-            if module._diff:
-                result['diff'] = dict(before='volume %s: %s\n' % (p['id'], 'present' if current else 'absent'),
-                                      after='volume %s: absent%s\n' % (
-                                          p['id'], ', data destroyed' if p['state'] == 'deleted' and current else ''))
-            module.exit_json(**result)
-
-        want = requested(p, capacity)
-        desired = comparable(want, p['mode'])
-        if current:
-            have = comparable(current, p['mode'])
-            if current.get('PluginID') != p['plugin_id']:
-                module.fail_json(msg='volume %s belongs to plugin %s, not %s; a volume cannot move between plugins. '
-                                     'Use another id, or remove it first (state=absent keeps the data).'
-                                     % (p['id'], current.get('PluginID'), p['plugin_id']))
-            if p['mode'] == 'register' and current.get('ExternalID') != p['external_id']:
-                module.fail_json(msg='volume %s is registered with external_id %s, not %s; deregister it first '
-                                     '(state=absent) to point it at other storage.'
-                                     % (p['id'], current.get('ExternalID'), p['external_id']))
-            result['changed_fields'] = sorted(k for k in desired if desired[k] != have.get(k))
-        else:
-            have = {}
-            result['changed_fields'] = sorted(desired)
-        result['changed'] = bool(result['changed_fields'])
-        if module._diff:
-            result['diff'] = dict(before=dict((k, have.get(k)) for k in result['changed_fields']),
-                                  after=dict((k, desired[k]) for k in result['changed_fields']),
-                                  before_header='volume %s' % p['id'], after_header='volume %s' % p['id'])
-        if result['changed'] and not module.check_mode:
-            # Nomad updates an existing volume through the same endpoint that made it.
-            endpoint = path + '/create' if p['mode'] == 'create' else path
-            put_retrying_no_controller(client, endpoint, {'Volumes': [want]})
-            current = client.get(path)
-        if current:
-            result['volume'] = public(current)
-    except NomadError as e:
-        module.fail_json(msg=str(e), changed_fields=result['changed_fields'])
-    module.exit_json(**result)
+    module.exit_json(**module.run(lambda: converge(module, capacity), changed_fields=[]))
 
 
 if __name__ == '__main__':

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
+DOCUMENTATION = r"""
 ---
 module: nomad_job
 short_description: Run a Nomad job from HCL or JSON and wait until it is running
@@ -31,6 +31,20 @@ options:
   content:
     description: The job as HCL2 or JSON text.
     type: str
+  variables:
+    description:
+      - Values of the HCL2 job's C(variable) blocks, as C(nomad job run -var) gives them. They go to the
+        agent's parser with the job, together with O(variable_files).
+      - Each variable may be set once, here or in a file; Nomad's parser refuses a second value and names it
+        (C(Attribute redefined)).
+      - Ignored for a JSON job, which has no variables.
+    type: dict
+    default: {}
+  variable_files:
+    description: HCL variable files on the host that runs the module, as C(nomad job run -var-file) reads them.
+    type: list
+    elements: path
+    default: []
   state:
     description:
       - V(present) runs the job; V(absent) stops it.
@@ -51,21 +65,28 @@ options:
     default: 300
 notes:
   - The namespace in the job text, if any, wins over O(namespace).
-'''
+"""
 
-EXAMPLES = r'''
+EXAMPLES = r"""
 - name: Run the node plugin rendered by the pack and wait for it
   nomad_zfs.csi.nomad_job:
     src: "{{ render_dir }}/zfs_csi/node.nomad"
+
+- name: The demo workload with its variables
+  nomad_zfs.csi.nomad_job:
+    src: scripts/demo-workload.nomad
+    variables:
+      volume: pgdata
+      action: read
 
 - name: Stop and purge it
   nomad_zfs.csi.nomad_job:
     content: "{{ lookup('ansible.builtin.file', 'zfs-node.nomad') }}"
     state: absent
     purge: true
-'''
+"""
 
-RETURN = r'''
+RETURN = r"""
 job_id:
   description: The job's ID.
   returned: always
@@ -92,22 +113,28 @@ allocations:
   type: list
   elements: dict
   sample: [{"id": "7a4c...", "node": "storage-1", "client_status": "running", "healthy": true}]
-'''
+"""
 
 import json
-import time
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_plan import diff_lines
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_plan import diff_lines
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 
 
-def load_job(client, text):
-    """The job as API JSON; HCL goes through the agent's own parser."""
+def load_job(client, text, variables=''):
+    """The job as API JSON; HCL goes through the agent's own parser, with the variables as an HCL var file."""
     stripped = text.lstrip()
     if stripped.startswith('{'):
         job = json.loads(stripped)
         return job.get('Job', job)
-    return client.put('jobs/parse', {'JobHCL': text, 'Canonicalize': True})
+    return client.put('jobs/parse', {'JobHCL': text, 'Variables': variables, 'Canonicalize': True})
+
+
+def variables_text(files, values):
+    """The variable files, then each value as `name = JSON` (valid HCL): one HCL var file for the parser."""
+    return ''.join(files) + ''.join('%s = %s\n' % (k, json.dumps(v)) for k, v in sorted(values.items()))
 
 
 def current_allocations(client, job_id, version):
@@ -120,35 +147,70 @@ def healthy(alloc):
     return alloc.get('ClientStatus') == 'running' and deployment.get('Healthy', True) is not False
 
 
+# Task events that say why a task did not run; later events ("Not Restarting", "Alloc Unhealthy") only say that.
+FAILURE_EVENTS = (
+    'Driver Failure',
+    'Setup Failure',
+    'Failed Validation',
+    'Failed Artifact Download',
+    'Task hook failed',
+    'Terminated',
+)
+
+
 def last_events(alloc):
+    """Per task, the newest event that names a failure, if any, then the newest two."""
     events = []
     for name, state in sorted((alloc.get('TaskStates') or {}).items()):
-        for event in (state.get('Events') or [])[-2:]:
+        all_events = state.get('Events') or []
+        failures = [e for e in all_events if e.get('Type') in FAILURE_EVENTS]
+        shown = all_events[-2:]
+        if failures and failures[-1] not in shown:
+            shown = [failures[-1]] + shown
+        for event in shown:
             events.append('%s: %s %s' % (name, event.get('Type'), event.get('DisplayMessage', '')))
     return '; '.join(events)
 
 
 def wait_running(module, client, job, version):
-    job_id = job['ID']
+    job_id, timeout = job['ID'], module.params['wait_timeout']
     # A system job runs wherever it fits; other jobs must place every counted allocation.
     wanted = 1 if job.get('Type') == 'system' else max(sum(tg.get('Count', 1) for tg in job['TaskGroups']), 1)
-    deadline = time.time() + module.params['wait_timeout']
-    while True:
-        allocs = current_allocations(client, job_id, version)
-        if len(allocs) >= wanted and all(healthy(a) for a in allocs):
-            return [dict(id=a['ID'], node=a.get('NodeName'), client_status=a['ClientStatus'],
-                         healthy=healthy(a)) for a in allocs]
-        if time.time() > deadline:
-            if len(allocs) < wanted:
-                module.fail_json(msg='job %s version %d placed %d of %d allocations within %ds; run `nomad job status '
-                                     '%s` to see why (no eligible node, distinct_hosts, constraint or node pool).'
-                                     % (job_id, version, len(allocs), wanted, module.params['wait_timeout'], job_id),
-                                 job_id=job_id)
-            module.fail_json(msg='job %s version %d is not running after %ds: %s' % (
-                job_id, version, module.params['wait_timeout'], ' | '.join(
-                    '%s %s (%s)' % (a['ID'][:8], a['ClientStatus'], last_events(a)) for a in allocs)),
-                job_id=job_id)
-        time.sleep(2)
+    allocs, running = poll_until(
+        lambda: current_allocations(client, job_id, version),
+        lambda allocs: len(allocs) >= wanted and all(healthy(a) for a in allocs),
+        timeout,
+    )
+    if running:
+        return [
+            dict(id=a['ID'], node=a.get('NodeName'), client_status=a['ClientStatus'], healthy=healthy(a))
+            for a in allocs
+        ]
+    if len(allocs) < wanted:
+        module.fail_json(
+            msg='job %s version %d placed %d of %d allocations within %ds; run `nomad job status %s` to '
+            'see why (no eligible node, distinct_hosts, constraint or node pool).'
+            % (job_id, version, len(allocs), wanted, timeout, job_id),
+            job_id=job_id,
+        )
+    module.fail_json(
+        msg='job %s version %d is not running after %ds: %s'
+        % (
+            job_id,
+            version,
+            timeout,
+            ' | '.join('%s %s (%s)' % (a['ID'][:8], a['ClientStatus'], last_events(a)) for a in allocs),
+        ),
+        job_id=job_id,
+    )
+
+
+def read_file(module, field, path, what):
+    try:
+        with open(path) as f:
+            return f.read()
+    except (IOError, OSError) as e:
+        module.fail_json(msg='%s: cannot read %s (%s); give the path of %s.' % (field, path, e, what))
 
 
 def main():
@@ -160,22 +222,18 @@ def main():
             purge=dict(type='bool', default=False),
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=300),
+            variables=dict(type='dict', default={}),
+            variable_files=dict(type='list', elements='path', default=[]),
         ),
         required_one_of=[('src', 'content')],
         mutually_exclusive=[('src', 'content')],
         supports_check_mode=True,
     )
     client, p = module.client, module.params
-    if p['src']:
-        try:
-            with open(p['src']) as f:
-                text = f.read()
-        except (IOError, OSError) as e:
-            module.fail_json(msg='src: cannot read %s (%s); give the path of a job file.' % (p['src'], e))
-    else:
-        text = p['content']
+    text = read_file(module, 'src', p['src'], 'a job file') if p['src'] else p['content']
+    files = [read_file(module, 'variable_files', path, 'an HCL variables file') for path in p['variable_files']]
     try:
-        job = load_job(client, text)
+        job = load_job(client, text, variables_text(files, p['variables']))
     except ValueError as e:
         module.fail_json(msg='content is not valid JSON (%s); give an HCL2 or JSON job.' % e)
     except NomadError as e:
@@ -185,40 +243,45 @@ def main():
         module.fail_json(msg='the job has no ID; a job needs a name, for example job "zfs-node" { ... }.')
     client.namespace = job.get('Namespace') or client.namespace
     job['Namespace'] = client.namespace
+    module.exit_json(**module.run(lambda: converge(module, job), job_id=job_id))
+
+
+def converge(module, job):
+    """Plan the job with Nomad, register it unless in check mode, wait for it; the module's result."""
+    client, p = module.client, module.params
+    job_id = job['ID']
     result = dict(changed=False, job_id=job_id, namespace=client.namespace)
-
-    try:
-        if p['state'] == 'absent':
-            current = client.get('job/' + job_id, missing_ok=True)
-            result['changed'] = bool(current) and (not current.get('Stop') or p['purge'])
-            if result['changed'] and not module.check_mode:
-                client.delete('job/' + job_id, params={'purge': str(p['purge']).lower()})
-            result['version'] = -1 if (p['purge'] and result['changed']) or not current else current['Version']
-            if module._diff:
-                result['diff'] = dict(before='job %s: %s\n' % (job_id, _status(current)),
-                                      after='job %s: %s\n' % (job_id, 'purged' if p['purge'] else 'stopped'))
-            module.exit_json(**result)
-
-        # The plan alone says whether anything differs, a stopped job included (its Stop
-        # field shows as Edited), so the job is read only to report its version.
-        plan = client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True})
-        diff = plan.get('Diff') or {}
-        diff_type = result['plan_diff_type'] = diff.get('Type', 'None')
-        result['changed'] = diff_type != 'None'
+    if p['state'] == 'absent':
+        current = client.get('job/' + job_id, missing_ok=True)
+        result['changed'] = bool(current) and (not current.get('Stop') or p['purge'])
+        if result['changed'] and not module.check_mode:
+            client.delete('job/' + job_id, params={'purge': str(p['purge']).lower()})
+        result['version'] = -1 if (p['purge'] and result['changed']) or not current else current['Version']
         if module._diff:
-            result['diff'] = dict(prepared='\n'.join(diff_lines(diff)) + '\n' if result['changed'] else '')
-        if module.check_mode:
-            result['version'] = -1 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
-            module.exit_json(**result)
-        if result['changed']:
-            client.put('jobs', {'Job': job})
-        # A job registered for the first time is version 0.
-        result['version'] = 0 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
-        if p['wait']:
-            result['allocations'] = wait_running(module, client, job, result['version'])
-    except NomadError as e:
-        module.fail_json(msg=str(e), job_id=job_id)
-    module.exit_json(**result)
+            result['diff'] = dict(
+                before='job %s: %s\n' % (job_id, _status(current)),
+                after='job %s: %s\n' % (job_id, 'purged' if p['purge'] else 'stopped'),
+            )
+        return result
+
+    # Nomad's plan is the planner: it alone says whether anything differs, a stopped job included
+    # (its Stop field shows as Edited), so the job is read only to report its version.
+    plan = client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True})
+    diff = plan.get('Diff') or {}
+    diff_type = result['plan_diff_type'] = diff.get('Type', 'None')
+    result['changed'] = diff_type != 'None'
+    if module._diff:
+        result['diff'] = dict(prepared='\n'.join(diff_lines(diff)) + '\n' if result['changed'] else '')
+    if module.check_mode:
+        result['version'] = -1 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
+        return result
+    if result['changed']:
+        client.put('jobs', {'Job': job})
+    # A job registered for the first time is version 0.
+    result['version'] = 0 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
+    if p['wait']:
+        result['allocations'] = wait_running(module, client, job, result['version'])
+    return result
 
 
 def _status(job):

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
+DOCUMENTATION = r"""
 ---
 module: nomad_variable
 short_description: Store secrets for the CSI plugin as a Nomad Variable
@@ -40,9 +40,9 @@ options:
     type: str
     choices: [present, absent]
     default: present
-'''
+"""
 
-EXAMPLES = r'''
+EXAMPLES = r"""
 - name: Give the controller its SSH key
   nomad_zfs.csi.nomad_variable:
     path: nomad/jobs/zfs-controller
@@ -55,9 +55,9 @@ EXAMPLES = r'''
     path: nomad/jobs/zfs-controller
     namespace: storage
     state: absent
-'''
+"""
 
-RETURN = r'''
+RETURN = r"""
 path:
   description: The variable path.
   returned: always
@@ -80,14 +80,40 @@ modify_index:
   returned: always
   type: int
   sample: 42
-'''
+"""
 
 import re
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError, NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import plan_variable
 
 # Nomad's own rule for variable paths.
 PATH_RE = re.compile(r'^[a-zA-Z0-9_~\-/]{1,128}$')
+
+
+def converge(module, path):
+    """Read the variable, plan, apply unless in check mode; the module's result."""
+    client, p = module.client, module.params
+    current = client.get('var/' + path, missing_ok=True)
+    plan = plan_variable(path, client.namespace, p['items'], p['state'], current)
+    index = plan.predicted['modify_index']
+    if plan.steps and not module.check_mode:
+        for method, endpoint, kwargs in plan.steps:
+            answer = getattr(client, method)(endpoint, **kwargs)
+            if method == 'put':
+                index = answer.get('ModifyIndex', index)
+    changed = bool(plan.steps)
+    result = dict(
+        changed=changed, path=path, keys=plan.predicted['keys'], changed_keys=plan.changed_fields, modify_index=index
+    )
+    if module._diff:
+        result['diff'] = dict(
+            before=plan.before,
+            after=plan.after,
+            before_header='nomad var %s' % path,
+            after_header='nomad var %s' % path,
+        )
+    return result
 
 
 def main():
@@ -101,43 +127,17 @@ def main():
     )
     path, state = module.params['path'].strip('/'), module.params['state']
     if not PATH_RE.match(path) or '//' in path:
-        module.fail_json(msg='path %r is not a Nomad variable path; use letters, digits and _ ~ - / '
-                             '(at most 128), for example nomad/jobs/zfs-controller.' % module.params['path'])
+        module.fail_json(
+            msg='path %r is not a Nomad variable path; use letters, digits and _ ~ - / '
+            '(at most 128), for example nomad/jobs/zfs-controller.' % module.params['path']
+        )
     items = module.params['items']
     bad = sorted(k for k, v in items.items() if not isinstance(v, str))
     if bad:
         module.fail_json(msg='items: values must be strings; quote the value of %s.' % ', '.join(bad))
     if state == 'present' and not items:
         module.fail_json(msg='items is empty; give at least one item, or use state=absent.')
-
-    client = module.client
-    try:
-        current = client.get('var/' + path, missing_ok=True)
-        before = (current or {}).get('Items') or {}
-        index = (current or {}).get('ModifyIndex', 0)
-        if state == 'absent':
-            changed_keys = sorted(before)
-            if current and not module.check_mode:
-                client.delete('var/' + path, params={'cas': index})
-            after, index = {}, 0
-        else:
-            changed_keys = sorted(k for k in set(before) | set(items) if before.get(k) != items.get(k))
-            after = items
-            if changed_keys and not module.check_mode:
-                body = {'Namespace': client.namespace, 'Path': path, 'Items': items}
-                index = client.put('var/' + path, body, params={'cas': index}).get('ModifyIndex', index)
-    except NomadError as e:
-        module.fail_json(msg=str(e), path=path)
-
-    changed = bool(changed_keys) if state == 'present' else current is not None
-    result = dict(changed=changed, path=path, keys=sorted(after), changed_keys=changed_keys, modify_index=index)
-    if module._diff:
-        # Unchanged items stay '<hidden>'; changed ones differ only in the marker.
-        result['diff'] = dict(
-            before=dict((k, '<hidden>' if k not in changed_keys else '<hidden, before>') for k in sorted(before)),
-            after=dict((k, '<hidden>' if k not in changed_keys else '<hidden, after>') for k in sorted(after)),
-            before_header='nomad var %s' % path, after_header='nomad var %s' % path)
-    module.exit_json(**result)
+    module.exit_json(**module.run(lambda: converge(module, path), path=path))
 
 
 if __name__ == '__main__':

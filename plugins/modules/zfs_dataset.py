@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
+DOCUMENTATION = r"""
 ---
 module: zfs_dataset
 short_description: Manage ZFS filesystems and volumes, including a delegated parent
@@ -87,9 +87,9 @@ notes:
 seealso:
   - module: nomad_zfs.csi.zfs_permissions
   - module: nomad_zfs.csi.zfs_info
-'''
+"""
 
-EXAMPLES = r'''
+EXAMPLES = r"""
 - name: Delegated parent for Nomad CSI volumes
   nomad_zfs.csi.zfs_dataset:
     name: tank/nomad/csi
@@ -120,9 +120,9 @@ EXAMPLES = r'''
     state: absent
     recursive: true
     parent_guard: tank/nomad/csi
-'''
+"""
 
-RETURN = r'''
+RETURN = r"""
 name:
   description: The dataset name.
   returned: always
@@ -153,33 +153,43 @@ commands:
   type: list
   elements: list
   sample: [["set", "quota=10737418240", "tank/nomad/csi"]]
-'''
+"""
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_cli import (
-    Zfs, ZfsError, properties_with_sources)
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_names import (
-    dataset_name_error, is_under, parent_of, pool_of)
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_props import (
-    CREATION_ONLY, VOLUME_ONLY, PropertyError, canonical_name, check_property_name,
-    is_user_property, normalize_properties, values_equal)
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._dataset_plan import (
+    names_to_read,
+    plan_absent,
+    plan_present,
+)
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import (
+    ZfsError,
+    is_missing,
+    properties_with_sources,
+)
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_names import is_under
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import (
+    CREATION_ONLY,
+    PropertyError,
+    canonical_name,
+    check_property_name,
+    normalize_properties,
+)
 
 
 def validate(module):
+    """The desired local properties and the ones to inherit; fails, naming the field, before any zfs call."""
     p = module.params
     name = p['name']
-    error = dataset_name_error(name)
-    if error:
-        module.fail_json(msg='name %r %s' % (name, error))
-    guard = p['parent_guard']
-    if guard is not None:
-        error = dataset_name_error(guard)
-        if error:
-            module.fail_json(msg='parent_guard %r %s' % (guard, error))
-        if not is_under(name, guard, allow_equal=p['state'] == 'present'):
-            module.fail_json(msg='name %r is outside parent_guard %r; choose a dataset under %s/'
-                             % (name, guard, guard))
+    module.check_name('name')
+    if p['parent_guard'] is not None:
+        module.check_name('parent_guard')
+        if not is_under(name, p['parent_guard'], allow_equal=p['state'] == 'present'):
+            module.fail_json(
+                msg='name %r is outside parent_guard %r; choose a dataset under %s/'
+                % (name, p['parent_guard'], p['parent_guard'])
+            )
+    if p['state'] == 'absent' and '/' not in name:
+        module.fail_json(msg='%r is a pool root; zfs_dataset never destroys a pool (use zpool destroy)' % name)
     try:
         desired = normalize_properties(p['properties'])
         inherit = []
@@ -199,126 +209,46 @@ def validate(module):
     return desired, inherit
 
 
-def fail_unknown(module, props, known):
-    unknown = sorted(p for p in props if not is_user_property(p) and p not in known)
-    if unknown:
-        module.fail_json(msg='properties: unknown ZFS property %s; see `man zfsprops` for valid names'
-                         % ', '.join(repr(u) for u in unknown))
-
-
-def present(module, zfs, desired, inherit):
+def present(module, desired, inherit):
     p = module.params
     name, kind = p['name'], p['type']
-    pool, parent = pool_of(name), parent_of(name)
-    names = [n for n in (name, parent, pool) if n]
-    names = sorted(set(names), key=names.index)
-    found, _missing = zfs.get(names)
-    if pool not in found:
-        module.fail_json(msg="pool %r does not exist on this host (zpool list shows the imported pools)" % pool)
-    known = set(found[pool]) | set(found.get(name, {})) | VOLUME_ONLY
-    fail_unknown(module, list(desired) + inherit, known)
-
-    commands = []
-    if name not in found:
-        if parent and parent not in found and not p['create_parents']:
-            module.fail_json(msg='parent %r does not exist; create it first or set create_parents: true' % parent)
-        args = ['create'] + (['-p'] if p['create_parents'] else [])
-        opts = dict(desired)
-        if kind == 'volume':
-            if 'volsize' not in opts:
-                module.fail_json(msg='properties.volsize is required to create a volume, e.g. volsize: 10G')
-            args += ['-V', opts.pop('volsize')]
-        elif set(opts) & VOLUME_ONLY:
-            module.fail_json(msg='properties: %s only apply to type=volume'
-                             % ', '.join(sorted(set(opts) & VOLUME_ONLY)))
-        for prop in sorted(opts):
-            args += ['-o', '%s=%s' % (prop, opts[prop])]
-        commands.append(args + [name])
-        before = {'name': name, 'state': 'absent'}
-        after = {'name': name, 'state': 'present', 'type': kind, 'properties': dict(sorted(desired.items()))}
-        current = {}
+    found = module.zfs.get(names_to_read(name))[0]
+    plan = plan_present(name, kind, desired, inherit, found, p['create_parents'])
+    if plan.steps and not module.check_mode:
+        for args in plan.steps:
+            module.zfs.run(args)
+        current = module.zfs.get([name])[0].get(name, {})
     else:
-        current = found[name]
-        actual_type = current.get('type', ('', ''))[0]
-        if actual_type != kind:
-            module.fail_json(msg='%s is a %s, not a %s; set type: %s or choose another name'
-                             % (name, actual_type, kind, actual_type))
-        fixed = sorted(prop for prop in desired if prop in CREATION_ONLY
-                       and not values_equal(prop, desired[prop], current.get(prop, (None, None))[0]))
-        if fixed:
-            module.fail_json(msg='properties: %s cannot change after creation (%s); '
-                                 'create a new dataset and move the data to change it'
-                             % (', '.join(fixed), ', '.join('%s is %s, wanted %s' % (
-                                 f, current.get(f, ('-',))[0], desired[f]) for f in fixed)))
-        to_set = dict((prop, value) for prop, value in desired.items() if prop not in CREATION_ONLY and not (
-            current.get(prop, (None, ''))[1] == 'local' and values_equal(prop, value, current[prop][0])))
-        to_inherit = [prop for prop in inherit if current.get(prop, (None, ''))[1] == 'local']
-        if to_set:
-            commands.append(['set'] + ['%s=%s' % (k, to_set[k]) for k in sorted(to_set)] + [name])
-        # zfs inherit takes one property per call.
-        for prop in to_inherit:
-            commands.append(['inherit', prop, name])
-        managed = sorted(set(desired) | set(inherit))
-        local_before = dict((k, current[k][0]) for k in managed if current.get(k, (None, ''))[1] == 'local')
-        local_after = dict((k, v) for k, v in local_before.items() if k not in to_inherit)
-        local_after.update(to_set)
-        before = {'name': name, 'state': 'present', 'type': kind, 'properties': local_before}
-        after = {'name': name, 'state': 'present', 'type': kind, 'properties': dict(sorted(local_after.items()))}
-
-    if commands and not module.check_mode:
-        for args in commands:
-            zfs.run(args)
-        current = zfs.get([name])[0].get(name, {})
-    elif commands:
-        current = dict(current)
-        current.update((k, (v, 'local')) for k, v in desired.items())
-        for prop in inherit:
-            current.pop(prop, None)
-    result = dict(changed=bool(commands), name=name, state='present', type=kind,
-                  properties=properties_with_sources(current), commands=commands)
-    if module._diff and commands:
-        result['diff'] = {'before': before, 'after': after}
+        current = plan.predicted if plan.steps else found[name]
+    result = dict(
+        changed=bool(plan.steps),
+        name=name,
+        state='present',
+        type=kind,
+        properties=properties_with_sources(current),
+        commands=plan.steps,
+    )
+    if module._diff and plan.steps:
+        result['diff'] = {'before': plan.before, 'after': plan.after}
     return result
 
 
-def absent(module, zfs):
-    p = module.params
-    name = p['name']
-    if '/' not in name:
-        module.fail_json(msg='%r is a pool root; zfs_dataset never destroys a pool (use zpool destroy)' % name)
-    rc, out, err = zfs.run(['list', '-Hp', '-r', '-t', 'all', '-o', 'name,clones', name], check=False)
-    if rc != 0:
-        if 'dataset does not exist' in err:
-            return dict(changed=False, name=name, state='absent', commands=[])
+def absent(module):
+    name = module.params['name']
+    rc, listing, err = module.zfs.run(['list', '-Hp', '-r', '-t', 'all', '-o', 'name,clones', name], check=False)
+    if rc != 0 and not is_missing(err):
         raise ZfsError(['zfs', 'list', name], rc, err)
-    children, snapshots, outside_clones = [], [], []
-    for line in out.splitlines():
-        dataset, _tab, clones = line.partition('\t')
-        if dataset == name:
-            continue
-        (snapshots if '@' in dataset else children).append(dataset)
-        for clone in clones.split(','):
-            if clone and clone != '-' and not is_under(clone, name, allow_equal=True):
-                outside_clones.append(clone)
-    if outside_clones:
-        module.fail_json(msg='%s has snapshots that clones outside it depend on (%s); promote or destroy '
-                             'those clones first' % (name, ', '.join(sorted(outside_clones))))
-    if (children or snapshots) and not p['recursive']:
-        found = ', '.join((children + snapshots)[:5])
-        module.fail_json(msg='%s has %d child dataset(s) and %d snapshot(s) (%s); set recursive: true to '
-                             'destroy them too' % (name, len(children), len(snapshots), found))
-    commands = [['destroy'] + (['-r'] if p['recursive'] else []) + [name]]
-    if not module.check_mode:
-        zfs.run(commands[0])
-    result = dict(changed=True, name=name, state='absent', commands=commands)
-    if module._diff:
-        result['diff'] = {'before': {'name': name, 'state': 'present', 'children': children, 'snapshots': snapshots},
-                          'after': {'name': name, 'state': 'absent'}}
+    plan = plan_absent(name, listing if rc == 0 else None, module.params['recursive'])
+    if plan.steps and not module.check_mode:
+        module.zfs.run(plan.steps[0])
+    result = dict(changed=bool(plan.steps), name=name, state='absent', commands=plan.steps)
+    if module._diff and plan.steps:
+        result['diff'] = {'before': plan.before, 'after': plan.after}
     return result
 
 
 def main():
-    module = AnsibleModule(
+    module = ZfsModule(
         argument_spec=dict(
             name=dict(type='str', required=True),
             state=dict(type='str', default='present', choices=['present', 'absent']),
@@ -332,14 +262,10 @@ def main():
         supports_check_mode=True,
     )
     desired, inherit = validate(module)
-    zfs = Zfs(module)
-    try:
-        if module.params['state'] == 'present':
-            result = present(module, zfs, desired, inherit)
-        else:
-            result = absent(module, zfs)
-    except ZfsError as e:
-        module.fail_json(msg=str(e), stderr=e.stderr, rc=e.rc, cmd=e.argv)
+    if module.params['state'] == 'present':
+        result = module.run(lambda: present(module, desired, inherit))
+    else:
+        result = module.run(lambda: absent(module))
     module.exit_json(**result)
 
 

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
+DOCUMENTATION = r"""
 ---
 module: zfs_info
 short_description: Report ZFS datasets under a root, with property sources, snapshots and delegations
@@ -48,9 +48,9 @@ options:
     description: Also report each filesystem's and volume's own C(zfs allow) grants.
     type: bool
     default: false
-'''
+"""
 
-EXAMPLES = r'''
+EXAMPLES = r"""
 - name: Everything under the delegated parent, with delegations
   nomad_zfs.csi.zfs_info:
     name: tank/nomad/csi
@@ -63,9 +63,9 @@ EXAMPLES = r'''
     depth: 1
     types: [filesystem, volume]
     properties: [refquota, used]
-'''
+"""
 
-RETURN = r'''
+RETURN = r"""
 datasets:
   description: The datasets found, parents before children.
   returned: always
@@ -100,33 +100,61 @@ exists:
   returned: always
   type: bool
   sample: true
-'''
+"""
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_allow import empty_grants, parse_allow, to_plain
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import properties_with_sources
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import (
+    PropertyError,
+    canonical_name,
+    check_name_format,
+)
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_allow import empty_grants, parse_allow, to_plain
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_cli import Zfs, ZfsError, properties_with_sources
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_names import dataset_name_error
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_props import (
-    PropertyError, canonical_name, check_name_format)
+
+def read(module, props, wanted):
+    """Every dataset under name with its properties, snapshots and (optionally) delegations."""
+    p = module.params
+    found, missing = module.zfs.get([p['name']], properties=wanted, types=p['types'], depth=p['depth'])
+    if missing:
+        return dict(changed=False, exists=False, datasets=[])
+    datasets, by_name = [], {}
+    for name in sorted(found, key=lambda n: (n.split('@')[0].split('/'), n)):
+        raw = found[name]
+        kind = raw.get('type', ('',))[0]
+        shown = dict((k, v) for k, v in raw.items() if k != 'type' or not props or 'type' in props)
+        props_out = properties_with_sources(shown, typed=True)
+        if kind == 'snapshot':
+            parent = by_name.get(name.split('@')[0])
+            if parent is not None:
+                parent['snapshots'].append({'name': name, 'properties': props_out})
+            continue
+        entry = {'name': name, 'type': kind, 'properties': props_out, 'snapshots': []}
+        if p['permissions']:
+            entry['permissions'] = to_plain(parse_allow(module.zfs.run(['allow', name])[1]).get(name, empty_grants()))
+        by_name[name] = entry
+        datasets.append(entry)
+    return dict(changed=False, exists=True, datasets=datasets)
 
 
 def main():
-    module = AnsibleModule(
+    module = ZfsModule(
         argument_spec=dict(
             name=dict(type='str', required=True),
             depth=dict(type='int', default=-1),
-            types=dict(type='list', elements='str', default=['filesystem', 'volume', 'snapshot'],
-                       choices=['filesystem', 'volume', 'snapshot']),
+            types=dict(
+                type='list',
+                elements='str',
+                default=['filesystem', 'volume', 'snapshot'],
+                choices=['filesystem', 'volume', 'snapshot'],
+            ),
             properties=dict(type='list', elements='str', default=[]),
             permissions=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )
     p = module.params
-    error = dataset_name_error(p['name'])
-    if error:
-        module.fail_json(msg='name %r %s' % (p['name'], error))
+    module.check_name('name')
     if p['depth'] < -1:
         module.fail_json(msg='depth must be -1 (no limit) or a level count of 0 or more')
     try:
@@ -138,31 +166,7 @@ def main():
         module.fail_json(msg='properties: %s' % e)
     # `type` is always read, to tell filesystems from volumes and snapshots.
     wanted = 'all' if not props or 'all' in props else ','.join(sorted(set(props) | {'type'}))
-    zfs = Zfs(module)
-    try:
-        found, missing = zfs.get([p['name']], properties=wanted, types=p['types'], depth=p['depth'])
-        if missing:
-            module.exit_json(changed=False, exists=False, datasets=[])
-        datasets, by_name = [], {}
-        for name in sorted(found, key=lambda n: (n.split('@')[0].split('/'), n)):
-            raw = found[name]
-            kind = raw.get('type', ('',))[0]
-            shown = dict((k, v) for k, v in raw.items() if k != 'type' or not props or 'type' in props)
-            props_out = properties_with_sources(shown, typed=True)
-            if kind == 'snapshot':
-                parent = by_name.get(name.split('@')[0])
-                if parent is not None:
-                    parent['snapshots'].append({'name': name, 'properties': props_out})
-                continue
-            entry = {'name': name, 'type': kind, 'properties': props_out, 'snapshots': []}
-            if p['permissions']:
-                out = zfs.run(['allow', name])[1]
-                entry['permissions'] = to_plain(parse_allow(out).get(name, empty_grants()))
-            by_name[name] = entry
-            datasets.append(entry)
-    except ZfsError as e:
-        module.fail_json(msg=str(e), stderr=e.stderr, rc=e.rc, cmd=e.argv)
-    module.exit_json(changed=False, exists=True, datasets=datasets)
+    module.exit_json(**module.run(lambda: read(module, props, wanted)))
 
 
 if __name__ == '__main__':

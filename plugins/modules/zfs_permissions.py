@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
+DOCUMENTATION = r"""
 ---
 module: zfs_permissions
 short_description: Delegate ZFS permissions with zfs allow and zfs unallow
@@ -106,9 +106,9 @@ notes:
     requires root. Give the service user a narrow sudo rule for those.
 seealso:
   - module: nomad_zfs.csi.zfs_dataset
-'''
+"""
 
-EXAMPLES = r'''
+EXAMPLES = r"""
 - name: Let the CSI service user manage datasets under the delegated parent
   nomad_zfs.csi.zfs_permissions:
     name: tank/nomad/csi
@@ -130,9 +130,9 @@ EXAMPLES = r'''
     name: tank/nomad/csi
     users: [olduser]
     state: absent
-'''
+"""
 
-RETURN = r'''
+RETURN = r"""
 permissions:
   description:
     - The grants on the dataset itself after the task (predicted in check mode).
@@ -153,17 +153,23 @@ commands:
   type: list
   elements: list
   sample: [["allow", "-u", "csi", "create,mount", "tank/nomad/csi"]]
-'''
+"""
 
 import grp
 import pwd
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_allow import (
-    SCOPES, apply_plan, check_permission, empty_grants, parse_allow, plan, to_plain)
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_cli import Zfs, ZfsError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_names import dataset_name_error
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_allow import (
+    SCOPES,
+    apply_plan,
+    check_permission,
+    empty_grants,
+    parse_allow,
+    plan,
+    to_plain,
+)
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import ZfsError, is_missing
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
 
 
 def _exists(lookup, name):
@@ -178,12 +184,12 @@ def _exists(lookup, name):
 
 def validate(module):
     p = module.params
-    error = dataset_name_error(p['name'])
-    if error:
-        module.fail_json(msg='name %r %s' % (p['name'], error))
+    module.check_name('name')
     if '/' not in p['name'] and not p['allow_pool_root']:
-        module.fail_json(msg='name %r is a pool root; delegate on a dedicated child such as %s/nomad/csi, '
-                             'or set allow_pool_root: true' % (p['name'], p['name']))
+        module.fail_json(
+            msg='name %r is a pool root; delegate on a dedicated child such as %s/nomad/csi, '
+            'or set allow_pool_root: true' % (p['name'], p['name'])
+        )
     for field, lookup in (('users', pwd.getpwnam), ('groups', grp.getgrnam)):
         for who in p[field]:
             if not who or not _exists(lookup, who):
@@ -208,8 +214,10 @@ def validate(module):
         if p[field] and not has_principal:
             module.fail_json(msg='%s need users, groups or everyone: true to be granted to' % field)
     if has_principal and not p['permissions'] and p['state'] != 'absent':
-        module.fail_json(msg='permissions is empty; list what to grant (state=absent with no permissions '
-                             'removes all of a principal\'s grants)')
+        module.fail_json(
+            msg='permissions is empty; list what to grant (state=absent with no permissions '
+            "removes all of a principal's grants)"
+        )
 
 
 def desired_grants(module, current):
@@ -239,12 +247,45 @@ def check_sets_known(module, current, desired):
     used = set(p for p in named if p.startswith('@'))
     unknown = sorted(used - known)
     if unknown and module.params['state'] != 'absent':
-        module.fail_json(msg='permissions: set %s is not defined on %s; define it under sets'
-                         % (', '.join(unknown), module.params['name']))
+        raise PlanError(
+            'permissions: set %s is not defined on %s; define it under sets'
+            % (', '.join(unknown), module.params['name'])
+        )
+
+
+def converge(module):
+    """Read the grants, plan, apply unless in check mode; the module's result."""
+    p = module.params
+    name = p['name']
+    rc, out, err = module.zfs.run(['allow', name], check=False)
+    if rc != 0:
+        if is_missing(err):
+            raise PlanError('dataset %r does not exist; create it first (nomad_zfs.csi.zfs_dataset)' % name)
+        raise ZfsError(['zfs', 'allow', name], rc, err)
+    sections = parse_allow(out)
+    current = sections.pop(name, empty_grants())
+    desired = desired_grants(module, current)
+    check_sets_known(module, current, desired)
+    commands = [cmd + [name] for cmd in plan(current, desired, p['state'], p['exact_for'] == 'all')]
+    if commands and not module.check_mode:
+        for cmd in commands:
+            module.zfs.run(cmd)
+        after = parse_allow(module.zfs.run(['allow', name])[1]).get(name, empty_grants())
+    else:
+        after = apply_plan(current, [cmd[:-1] for cmd in commands])
+    result = dict(
+        changed=bool(commands),
+        permissions=to_plain(after),
+        commands=commands,
+        inherited=dict((k, to_plain(v)) for k, v in sorted(sections.items())),
+    )
+    if module._diff and commands:
+        result['diff'] = {'before': to_plain(current), 'after': to_plain(after)}
+    return result
 
 
 def main():
-    module = AnsibleModule(
+    module = ZfsModule(
         argument_spec=dict(
             name=dict(type='str', required=True),
             users=dict(type='list', elements='str', default=[]),
@@ -262,34 +303,7 @@ def main():
         supports_check_mode=True,
     )
     validate(module)
-    p = module.params
-    name = p['name']
-    zfs = Zfs(module)
-    try:
-        rc, out, err = zfs.run(['allow', name], check=False)
-        if rc != 0:
-            if 'dataset does not exist' in err:
-                module.fail_json(msg='dataset %r does not exist; create it first (nomad_zfs.csi.zfs_dataset)' % name)
-            raise ZfsError(['zfs', 'allow', name], rc, err)
-        sections = parse_allow(out)
-        current = sections.pop(name, empty_grants())
-        desired = desired_grants(module, current)
-        check_sets_known(module, current, desired)
-        commands = [cmd + [name] for cmd in plan(current, desired, p['state'], p['exact_for'] == 'all')]
-        if commands and not module.check_mode:
-            for cmd in commands:
-                zfs.run(cmd)
-            rc, out, err = zfs.run(['allow', name])
-            after = parse_allow(out).get(name, empty_grants())
-        else:
-            after = apply_plan(current, [cmd[:-1] for cmd in commands])
-    except ZfsError as e:
-        module.fail_json(msg=str(e), stderr=e.stderr, rc=e.rc, cmd=e.argv)
-    result = dict(changed=bool(commands), permissions=to_plain(after), commands=commands,
-                  inherited=dict((k, to_plain(v)) for k, v in sorted(sections.items())))
-    if module._diff and commands:
-        result['diff'] = {'before': to_plain(current), 'after': to_plain(after)}
-    module.exit_json(**result)
+    module.exit_json(**module.run(lambda: converge(module)))
 
 
 if __name__ == '__main__':

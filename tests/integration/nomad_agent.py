@@ -1,6 +1,7 @@
-"""A real `nomad agent -dev` on free loopback ports, and the Go tools it needs.
+"""A real `nomad agent -dev` on this host, on free loopback ports, and the Go tools it needs.
 
-Shared by the pack checks, the Nomad module tests and the csi_plugin scenario; it needs no pytest.
+For what mounts nothing: the pack checks, the 403 test and the benchmarks. Anything that mounts a volume
+uses the agent in the ZFS VM (scripts/nomad-dev.sh). It needs no pytest.
 """
 
 import json
@@ -16,16 +17,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 BIN = CACHE / 'bin'
-# The test plugin's ID and secrets path, as the tests deploy it through the pack.
-PLUGIN_ID = 'zfs'
-SECRETS_PATH = 'nomad/jobs/zfs-csi'
-TOOLS = {name: str(BIN / name) for name in ('nomad', 'nomad-pack', 'csi-dirplugin')}
+TOOLS = {name: str(BIN / name) for name in ('nomad', 'nomad-pack')}
 
 
 def build_tools():
-    """Build (or find cached) nomad, nomad-pack and csi-dirplugin; returns their paths."""
-    build = subprocess.run(['bash', str(REPO / 'tests' / 'tools' / 'build-go-tools.sh')],
-                           capture_output=True, text=True, check=False)
+    """Build (or find cached) nomad and nomad-pack; returns their paths."""
+    build = subprocess.run(
+        ['bash', str(REPO / 'tests' / 'tools' / 'build-go-tools.sh')], capture_output=True, text=True, check=False
+    )
     if build.returncode != 0:
         raise RuntimeError('building the Go tools failed:\n' + build.stderr[-3000:])
     return dict(TOOLS)
@@ -51,8 +50,15 @@ class Agent:
             return json.loads(resp.read())
 
     def nomad(self, *argv, check=True):
-        return subprocess.run([TOOLS['nomad']] + list(argv), env=self.env, capture_output=True, text=True,
-                              check=check, stdin=subprocess.DEVNULL, timeout=300)
+        return subprocess.run(
+            [TOOLS['nomad']] + list(argv),
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=check,
+            stdin=subprocess.DEVNULL,
+            timeout=300,
+        )
 
     def stop(self):
         self.proc.terminate()
@@ -68,8 +74,11 @@ class Agent:
         if self.proc.poll() is None:
             self.stop()
         subprocess.run(['pkill', '-f', str(self.workdir)], check=False)
-        mounts = [line.split()[1] for line in Path('/proc/mounts').read_text().splitlines()
-                  if line.split()[1].startswith(str(self.workdir) + '/')]
+        mounts = [
+            line.split()[1]
+            for line in Path('/proc/mounts').read_text().splitlines()
+            if line.split()[1].startswith(str(self.workdir) + '/')
+        ]
         for mount in sorted(mounts, reverse=True):
             subprocess.run(['umount', '-l', mount], check=False)
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -85,11 +94,12 @@ def start_agent(workdir, port=None, extra_config=''):
         # Cloud fingerprinters in this build abort the agent ("failed to setup IMDS client:
         # unable to add custom RootCAs HTTPClient"); there is no cloud here anyway.
         'client {\n  options = {\n    "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"\n  }\n}\n'
-        'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n'
-        % (data_dir, http, rpc, serf) + extra_config)
+        'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n' % (data_dir, http, rpc, serf) + extra_config
+    )
     log = open(workdir / 'agent.log', 'a')
-    proc = subprocess.Popen([TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')], stdout=log, stderr=subprocess.STDOUT
+    )
     agent = Agent('http://127.0.0.1:%d' % http, workdir, proc, log)
     deadline = time.monotonic() + 60
     while True:
@@ -105,29 +115,3 @@ def start_agent(workdir, port=None, extra_config=''):
             agent.stop()
             raise RuntimeError('nomad agent -dev did not come up:\n' + (workdir / 'agent.log').read_text()[-3000:])
         time.sleep(0.5)
-
-
-def plugin_vars_dict(agent, tools):
-    """Pack variables that run csi-dirplugin under raw_exec on the dev agent."""
-    return {
-        'driver': 'zfs-generic-nfs',
-        'instance_id': '3b0e9c0e-1f59-4c55-a3a4-2f6d8f8e7d10',
-        'dataset_parent_name': 'tank/nomad/csi',
-        'detached_snapshots_parent_name': 'tank/nomad/csi-snapshots',
-        'ssh_host': '127.0.0.1',
-        'plugin_id': PLUGIN_ID,
-        'secrets_variable_path': SECRETS_PATH,
-        'task_driver': 'raw_exec',
-        'raw_exec_command': tools['csi-dirplugin'],
-        'raw_exec_args': ['-root', str(agent.workdir / 'volumes')],
-        # raw_exec has no /local: stage and publish where Nomad mounts volumes from.
-        'stage_publish_base_dir': str(agent.data_dir / 'client' / 'csi' / 'node' / PLUGIN_ID),
-        'controller_count': 1,  # distinct_hosts, and the dev agent is one host
-        'controller_resources': {'cpu': 100, 'memory': 64},
-        'node_resources': {'cpu': 100, 'memory': 64},
-    }
-
-
-def plugin_vars(agent, tools):
-    """The same as an HCL variables file (JSON values are valid HCL)."""
-    return ''.join('%s = %s\n' % (k, json.dumps(v)) for k, v in sorted(plugin_vars_dict(agent, tools).items()))

@@ -19,25 +19,42 @@ BIN = Path(sys.executable).parent
 # Counts every zfs process a module starts; the modules find it first on PATH.
 ZFS_WRAPPER = '#!/bin/sh\necho "$*" >> /run/zfs-calls.log\nexec /usr/sbin/zfs "$@"\n'
 # Space accounting moves on its own; everything else must stay put when nothing is changed.
-VOLATILE = {'used', 'available', 'referenced', 'written', 'logicalused', 'logicalreferenced',
-            'usedbydataset', 'usedbychildren', 'usedbysnapshots', 'usedbyrefreservation',
-            'compressratio', 'refcompressratio'}
+VOLATILE = {
+    'used',
+    'available',
+    'referenced',
+    'written',
+    'logicalused',
+    'logicalreferenced',
+    'usedbydataset',
+    'usedbychildren',
+    'usedbysnapshots',
+    'usedbyrefreservation',
+    'compressratio',
+    'refcompressratio',
+}
 # One SSH connection per host for the whole run; handshakes are slow on an emulated CPU.
 SSH_REUSE = ['-o', 'ControlMaster=auto', '-o', 'ControlPersist=300s', '-o', 'ControlPath=/tmp/nzc-ssh-%C']
 
 
 def ansible_env(**extra):
     """Environment for ansible and ansible-playbook runs against the VM."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_PIPELINING='1',
-               ANSIBLE_HOST_KEY_CHECKING='0', ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0',
-               ANSIBLE_SSH_ARGS=' '.join(SSH_REUSE + ['-o', 'StrictHostKeyChecking=no',
-                                                      '-o', 'UserKnownHostsFile=/dev/null']))
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=collections_path(),
+        ANSIBLE_PIPELINING='1',
+        ANSIBLE_HOST_KEY_CHECKING='0',
+        ANSIBLE_NOCOLOR='1',
+        ANSIBLE_DEPRECATION_WARNINGS='0',
+        ANSIBLE_SSH_ARGS=' '.join(SSH_REUSE + ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null']),
+    )
     env.update((k, str(v)) for k, v in extra.items())
     return env
 
 
 class LocalResult(dict):
     """A module result from this host, plus what Ansible printed and its exit code."""
+
     output = ''
     rc = 0
 
@@ -46,21 +63,27 @@ class LocalResult(dict):
         return bool(self.get('failed')) or self.rc == 2
 
 
-def run_local_module(env, module, args, check=False, diff=False):
-    """Run one collection module on this host (the Nomad modules talk to Nomad over HTTP from here)."""
+def run_module_on(host, target_args, env, module, args, check=False, diff=False, verbosity=0, timeout=900):
+    """Run one collection module with `ansible HOST TARGET_ARGS`; its result, what Ansible printed and its rc."""
     with tempfile.TemporaryDirectory() as tree:
-        argv = [str(BIN / 'ansible'), 'localhost', '-c', 'local', '-i', 'localhost,',
-                '-e', 'ansible_python_interpreter=%s' % (BIN / 'python'),
-                '-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '--tree', tree]
-        argv += ['--check'] * check + ['--diff'] * diff
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900, check=False)
-        path = Path(tree) / 'localhost'
+        argv = [str(BIN / 'ansible'), host] + target_args
+        argv += ['-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '--tree', tree]
+        argv += ['--check'] * check + ['--diff'] * diff + (['-' + 'v' * verbosity] if verbosity else [])
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        path = Path(tree) / host
         if not path.exists():
-            raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout,
-                                                                              proc.stderr))
+            raise AssertionError(
+                'ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout, proc.stderr)
+            )
         result = LocalResult(json.loads(path.read_text()))
     result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
     return result
+
+
+def run_local_module(env, module, args, check=False, diff=False):
+    """Run one collection module on this host (the Nomad modules talk to Nomad over HTTP from here)."""
+    local = ['-c', 'local', '-i', 'localhost,', '-e', 'ansible_python_interpreter=%s' % (BIN / 'python')]
+    return run_module_on('localhost', local, env, module, args, check=check, diff=diff)
 
 
 def booted_vm(workdir):
@@ -87,17 +110,22 @@ class Vm:
         self.inventory = workdir / 'inventory.ini'
         self.inventory.write_text(
             '[zfs]\nzfsvm ansible_host=127.0.0.1 ansible_port=%s ansible_user=root '
-            'ansible_ssh_private_key_file=%s ansible_python_interpreter=/usr/bin/python3\n' % (self.port, self.key))
+            'ansible_ssh_private_key_file=%s ansible_python_interpreter=/usr/bin/python3\n' % (self.port, self.key)
+        )
         self.workdir = workdir
 
     def ssh_argv(self, user='root'):
-        return ['ssh', '-q', '-i', self.key, '-p', str(self.port), '-o', 'BatchMode=yes'] + SSH_REUSE + [
-            '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '%s@127.0.0.1' % user]
+        return (
+            ['ssh', '-q', '-i', self.key, '-p', str(self.port), '-o', 'BatchMode=yes']
+            + SSH_REUSE
+            + ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '%s@127.0.0.1' % user]
+        )
 
     def sh(self, command, check=True, user='root', timeout=300):
         """Run a command in the VM; returns CompletedProcess with text output."""
-        proc = subprocess.run(self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        proc = subprocess.run(
+            self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=timeout, check=False
+        )
         if check and proc.returncode != 0:
             raise AssertionError('VM command failed (%s): %s\n%s' % (proc.returncode, command, proc.stderr))
         return proc
@@ -107,8 +135,9 @@ class Vm:
 
     def state(self, root=None):
         """Every dataset, snapshot and property under root (the pool by default), with sources."""
-        out = self.zfs('get', '-Hp', '-r', '-t', 'all', '-o', 'name,property,value,source', 'all',
-                       root or self.pool).stdout
+        out = self.zfs(
+            'get', '-Hp', '-r', '-t', 'all', '-o', 'name,property,value,source', 'all', root or self.pool
+        ).stdout
         return [line for line in out.splitlines() if line.split('\t')[1] not in VOLATILE]
 
     def zfs_calls(self):

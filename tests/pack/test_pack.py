@@ -7,16 +7,23 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
-from conftest import PACK
+from conftest import PACK, REPO
 
 VARS = sorted((PACK / '.ci').glob('vars-*.hcl'))
 GOLDEN = Path(__file__).parent / 'golden'
 
 
+def tool(argv, env=None):
+    """nomad or nomad-pack, with its output as text; the caller checks the exit code."""
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env, check=False, stdin=subprocess.DEVNULL, timeout=120
+    )
+
+
 def render(tools, out, *args):
-    return subprocess.run([tools['nomad-pack'], 'render', str(PACK), '-o', str(out)] + list(args),
-                          capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    return tool([tools['nomad-pack'], 'render', str(PACK), '-o', str(out)] + list(args))
 
 
 def rendered(out):
@@ -25,7 +32,7 @@ def rendered(out):
 
 def test_every_driver_has_a_ci_vars_file():
     drivers = {'zfs-generic-nfs', 'zfs-generic-iscsi', 'zfs-local-dataset', 'zfs-local-zvol'}
-    assert {p.stem[len('vars-'):] for p in VARS} >= drivers
+    assert {p.stem[len('vars-') :] for p in VARS} >= drivers
 
 
 @pytest.mark.parametrize('varfile', VARS, ids=[v.stem for v in VARS])
@@ -37,16 +44,14 @@ def test_render_fmt_validate_plan(tools, agent, tmp_path, varfile):
     generic = 'generic' in varfile.stem
     assert [f.name for f in jobs] == (['controller.nomad', 'node.nomad'] if generic else ['node.nomad'])
     for job in jobs:
-        fmt = subprocess.run([tools['nomad'], 'fmt', '-check', str(job)], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL, timeout=120)
+        fmt = tool([tools['nomad'], 'fmt', '-check', str(job)])
         assert fmt.returncode == 0, 'nomad fmt -check %s:\n%s' % (job.name, fmt.stdout + fmt.stderr)
-        valid = subprocess.run([tools['nomad'], 'job', 'validate', str(job)], capture_output=True, text=True,
-                               env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+        valid = tool([tools['nomad'], 'job', 'validate', str(job)], env=agent.env)
         assert valid.returncode == 0 and 'Job validation successful' in valid.stdout, valid.stdout + valid.stderr
         assert 'connection to Nomad agent couldn' not in valid.stdout + valid.stderr
     volumes = json.loads((tmp_path / 'zfs_csi' / 'volumes.json').read_text())
     assert isinstance(volumes['Volumes'], list)
-    plan = subprocess.run([tools['nomad-pack'], 'plan', str(PACK), '-f', str(varfile)], capture_output=True,
-                          text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    plan = tool([tools['nomad-pack'], 'plan', str(PACK), '-f', str(varfile)], env=agent.env)
     # Exit 255 is an error; 0 or 1 says whether allocations would change (a system job in an
     # empty node pool places none). The job diff is what must show: nothing is registered yet.
     assert plan.returncode in (0, 1), plan.stdout + plan.stderr
@@ -74,19 +79,23 @@ def test_golden_output(tools, tmp_path, varfile):
 
 
 def test_bad_driver_lists_valid_ones(tools, tmp_path):
-    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-local-dataset.hcl'),
-                  '--var', 'driver=zfs-nfs')
+    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-local-dataset.hcl'), '--var', 'driver=zfs-nfs')
     assert proc.returncode != 0
-    assert ('variable driver = "zfs-nfs" is not a driver this pack knows; use one of zfs-generic-nfs, '
-            'zfs-generic-iscsi, zfs-local-dataset, zfs-local-zvol') in proc.stdout + proc.stderr
+    assert (
+        'variable driver = "zfs-nfs" is not a driver this pack knows; use one of zfs-generic-nfs, '
+        'zfs-generic-iscsi, zfs-local-dataset, zfs-local-zvol'
+    ) in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize('missing,message', [
-    ('instance_id', 'variable instance_id is required'),
-    ('dataset_parent_name', 'variable dataset_parent_name is required'),
-    ('detached_snapshots_parent_name', 'variable detached_snapshots_parent_name is required'),
-    ('ssh_host', 'variable ssh_host is required for driver zfs-generic-nfs'),
-])
+@pytest.mark.parametrize(
+    'missing,message',
+    [
+        ('instance_id', 'variable instance_id is required'),
+        ('dataset_parent_name', 'variable dataset_parent_name is required'),
+        ('detached_snapshots_parent_name', 'variable detached_snapshots_parent_name is required'),
+        ('ssh_host', 'variable ssh_host is required for driver zfs-generic-nfs'),
+    ],
+)
 def test_missing_required_variables(tools, tmp_path, missing, message):
     proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'), '--var', '%s=' % missing)
     assert proc.returncode != 0
@@ -97,20 +106,35 @@ def test_secret_stays_in_the_nomad_variable(tools, agent, tmp_path):
     """The SSH key is read by the job's template at run time; job text and the stored job never hold it."""
     secret = 'SENTINEL-PRIVATE-KEY-%d' % os.getpid()
     varfile = PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'
-    put = subprocess.run([tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/zfs-csi', 'ssh_private_key=' + secret],
-                         capture_output=True, text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    put = tool(
+        [tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/zfs-csi', 'ssh_private_key=' + secret], env=agent.env
+    )
     assert put.returncode == 0, put.stderr
     assert render(tools, tmp_path, '-f', str(varfile)).returncode == 0
     for f in rendered(tmp_path):
         assert secret not in f.read_text()
     assert '{{ with nomadVar "nomad/jobs/zfs-csi" }}' in (tmp_path / 'zfs_csi' / 'controller.nomad').read_text()
-    run = subprocess.run([tools['nomad-pack'], 'run', '--detach', str(PACK), '-f', str(varfile)], capture_output=True,
-                         text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    run = tool([tools['nomad-pack'], 'run', '--detach', str(PACK), '-f', str(varfile)], env=agent.env)
     assert run.returncode == 0, run.stdout + run.stderr
     stored = json.dumps(agent.get('/v1/job/zfs-controller'))
     assert 'nomadVar' in stored and secret not in stored
-    plan = subprocess.run([tools['nomad-pack'], 'plan', str(PACK), '-f', str(varfile)], capture_output=True,
-                          text=True, env=agent.env, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    plan = tool([tools['nomad-pack'], 'plan', str(PACK), '-f', str(varfile)], env=agent.env)
     assert plan.returncode in (0, 1), plan.stdout + plan.stderr
     output = plan.stdout + plan.stderr
     assert re.findall(r'[+-] Job: "zfs-controller"', output) == [], 'a plan right after run shows no change:\n' + output
+
+
+def test_the_local_stack_vars_file_agrees_with_the_inventory_contract():
+    """`nomad-pack run -f` of the file must deploy what the csi_plugin role deploys from nomad_zfs_csi_storage."""
+    contract = yaml.safe_load((REPO / 'inventories' / 'local' / 'group_vars' / 'all.yml').read_text())[
+        'nomad_zfs_csi_storage'
+    ]
+    text = (PACK / '.ci' / 'vars-zfs-generic-nfs-local-stack.hcl').read_text()
+    hcl = dict(re.findall(r'^(\w+)\s*=\s*"?([^"\n]*?)"?\s*$', text, re.M))
+    assert {
+        'driver': hcl['driver'],
+        'parent': hcl['dataset_parent_name'],
+        'snapshots_parent': hcl['detached_snapshots_parent_name'],
+        'zfs_cli_path': hcl['zfs_cli_path'],
+    } == contract
+    assert hcl['zfs_sudo'] == 'false'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build Nomad, nomad-pack, csi-sanity and the test CSI plugin from their Go modules.
+# Build Nomad, nomad-pack and csi-sanity from their Go modules.
 # `go install pkg@version` refuses modules whose go.mod has replace directives,
 # so each module is copied out of the module cache and built in place.
 # Binaries, GOMODCACHE and GOCACHE live outside the repo, keyed by version.
@@ -12,7 +12,6 @@ NOMAD_VERSION=${NOMAD_VERSION:-v1.11.3}
 NOMAD_API_PSEUDO=${NOMAD_API_PSEUDO:-v0.0.0-20260730080045-c3018272781e}
 PACK_VERSION=${PACK_VERSION:-v0.4.2}
 CSI_SANITY_VERSION=${CSI_SANITY_VERSION:-v5.6.0}
-REPO=$(cd "$(dirname "$0")/../.." && pwd)
 
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build GOFLAGS=-modcacherw CGO_ENABLED=0
@@ -55,17 +54,6 @@ build_pack() {
      && go build -mod=mod -trimpath -o "$out.tmp" . && mv "$out.tmp" "$out")
 }
 
-# csi-driver-host-path is what the tests would run, but proxy.golang.org answers
-# every version with "403 Forbidden: This module version is not available" here.
-# tests/tools/csi-dirplugin is a minimal stand-in built from the CSI spec module.
-build_dirplugin() {
-  local src=$REPO/tests/tools/csi-dirplugin key out
-  key=$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-12)
-  out=$BIN/csi-dirplugin-$key
-  [ -x "$out" ] || { log "building csi-dirplugin $key"; (cd "$src" && go build -trimpath -o "$out.tmp" . && mv "$out.tmp" "$out"); }
-  ln -sf "csi-dirplugin-$key" "$BIN/csi-dirplugin"
-}
-
 # The CSI conformance suite; its go.mod has no replace directives, so go install works.
 build_csi_sanity() {
   local out=$BIN/csi-sanity-$CSI_SANITY_VERSION
@@ -77,7 +65,6 @@ build_csi_sanity() {
 
 build_nomad
 build_pack
-build_dirplugin
 build_csi_sanity
 
 # Stable names for the rest of the repo, and a version check of each binary.

@@ -6,6 +6,8 @@
 # democratic-csi runs from source with Node under raw_exec (no container engine
 # here); a production inventory drops the raw_exec lines and gets the pinned image
 # under docker.
+# driver, the parents and zfs_cli_path repeat inventories/local's nomad_zfs_csi_storage,
+# which the csi_plugin role passes over this file; a pack test checks they agree.
 driver                         = "zfs-generic-nfs"
 instance_id                    = "5c0ffee0-2b7d-4c1a-9f0e-6e1d2c3b4a59"
 dataset_parent_name            = "tank/nomad/csi"

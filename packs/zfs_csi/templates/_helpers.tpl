@@ -19,7 +19,7 @@
 [[- if and $snap (or (eq $snap (var "dataset_parent_name" .)) (hasPrefix (printf "%s/" (var "dataset_parent_name" .)) $snap)) -]]
 [[- fail "variable detached_snapshots_parent_name must not be, or be under, dataset_parent_name" -]]
 [[- end -]]
-[[- if and (eq (var "task_driver" .) "raw_exec") (not (var "raw_exec_command" .)) (not (var "democratic_csi_dir" .)) -]]
+[[- if and (eq (var "task_driver" .) "raw_exec") (not (var "democratic_csi_dir" .)) -]]
 [[- fail "variable democratic_csi_dir is required for task_driver raw_exec; set it to democratic-csi's source directory after npm ci" -]]
 [[- end -]]
 [[- if and (hasPrefix "zfs-generic-" (var "driver" .)) (not (var "ssh_host" .)) -]]
@@ -160,9 +160,6 @@ iscsi:
           }
         }
 [[- end ]]
-[[- else if var "raw_exec_command" $ctx ]]
-        command = [[ var "raw_exec_command" $ctx | quote ]]
-        args    = [[ var "raw_exec_args" $ctx | toStringList ]]
 [[- else ]]
         # democratic-csi from source; without a mount namespace the socket is the host path Nomad gives.
         command = [[ var "node_path" $ctx | quote ]]

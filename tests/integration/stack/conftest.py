@@ -15,7 +15,8 @@ NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
 CACHE_BIN = Path.home() / '.cache' / 'nomad-zfs-csi' / 'bin'
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
-LOCAL_PARENT = 'tank/nomad/local'  # zfs-local-dataset's, in packs/zfs_csi/.ci/vars-zfs-local-dataset-local-stack.hcl
+# zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
+LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
 
 
 class Stack(object):
@@ -27,6 +28,9 @@ class Stack(object):
         self.vm = vm
         self.env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=self.address)
 
+    def get(self, path):
+        return self.api('GET', path)
+
     def api(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.address + path, data=data, method=method)
@@ -34,25 +38,43 @@ class Stack(object):
             with urllib.request.urlopen(request, timeout=120) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
-            raise AssertionError('%s %s: %s %s' % (method, path, e.code, e.read().decode()))
+            raise AssertionError('%s %s: %s %s' % (method, path, e.code, e.read().decode())) from None
         return json.loads(raw) if raw.strip() else None
 
     def nomad(self, *argv, check=True):
-        proc = subprocess.run([str(CACHE_BIN / 'nomad')] + list(argv), env=self.env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=600, check=False)
+        proc = subprocess.run(
+            [str(CACHE_BIN / 'nomad')] + list(argv),
+            env=self.env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=600,
+            check=False,
+        )
         if check and proc.returncode != 0:
-            raise AssertionError('nomad %s failed (%s):\n%s%s' % (' '.join(argv), proc.returncode, proc.stdout,
-                                                                  proc.stderr))
+            raise AssertionError(
+                'nomad %s failed (%s):\n%s%s' % (' '.join(argv), proc.returncode, proc.stdout, proc.stderr)
+            )
         return proc
 
     def site(self):
-        return subprocess.run([str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'),
-                               str(REPO / 'playbooks' / 'site.yml')], env=self.env, capture_output=True, text=True,
-                              timeout=1800, check=False)
+        return subprocess.run(
+            [
+                str(BIN / 'ansible-playbook'),
+                '-i',
+                str(REPO / 'inventories' / 'local'),
+                str(REPO / 'playbooks' / 'site.yml'),
+            ],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
 
-    def module(self, name, args):
+    def module(self, name, args, check=False, diff=False, extra_env=None):
         """One collection module on this host against the stack's Nomad; its result, with the exit code in 'rc'."""
-        result = run_local_module(self.env, name, args)
+        result = run_local_module(dict(self.env, **(extra_env or {})), name, args, check=check, diff=diff)
         result['rc'] = result.rc
         return result
 
@@ -65,8 +87,9 @@ class Stack(object):
             alloc = max(allocs, key=lambda a: a['CreateIndex']) if allocs else None
             if alloc and alloc['ClientStatus'] == 'complete':
                 break
-            assert not alloc or alloc['ClientStatus'] not in ('failed', 'lost'), \
-                self.nomad('alloc', 'status', alloc['ID'], check=False).stdout
+            assert not alloc or alloc['ClientStatus'] not in ('failed', 'lost'), self.nomad(
+                'alloc', 'status', alloc['ID'], check=False
+            ).stdout
             assert time.monotonic() < deadline, 'workload %s on %s did not finish' % (action, volume)
             time.sleep(2)
         out = self.nomad('alloc', 'logs', alloc['ID']).stdout.strip()
@@ -87,11 +110,12 @@ def remove_test_datasets(vm):
     """The tests' volumes (t-*) left by an earlier run: Nomad forgets volumes when its dev agent stops,
     ZFS keeps them. Clones first, so their origins can go without -R."""
     listed = []
-    for parent in (PARENT, LOCAL_PARENT):  # neither exists on a freshly booted VM
-        listed += vm.zfs('list', '-H', '-r', '-t', 'filesystem', '-o', 'name,origin', parent,
-                         check=False).stdout.splitlines()
+    for parent in (PARENT,) + LOCAL_PARENTS:  # none exists on a freshly booted VM
+        listed += vm.zfs(
+            'list', '-H', '-r', '-t', 'filesystem,volume', '-o', 'name,origin', parent, check=False
+        ).stdout.splitlines()
     ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0]]
-    for name, origin in sorted(ours, key=lambda pair: pair[1] == '-'):
+    for name, _origin in sorted(ours, key=lambda pair: pair[1] == '-'):
         vm.zfs('destroy', '-r', name)
 
 
@@ -109,3 +133,9 @@ def stack(vm):
         yield stack
     finally:
         subprocess.run(['bash', str(NOMAD_DEV), 'stop'], capture_output=True, check=False)
+
+
+@pytest.fixture(scope='package')
+def run_local(stack):
+    """Run one collection module on this host against the stack's Nomad."""
+    return stack.module

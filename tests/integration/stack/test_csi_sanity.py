@@ -10,11 +10,11 @@ PLUGINS = '/var/lib/nzc-nomad/client/csi/plugins'
 SKIPPED = {
     'should fail when volume with single node single writer access mode is already mounted at a different '
     'target path': 'democratic-csi publishes the volume a second time instead of refusing; the leftover mount '
-                   'then makes every later node spec fail with "mkdir .../mount: file exists"',
+    'then makes every later node spec fail with "mkdir .../mount: file exists"',
     'should succeed when an invalid snapshot id is used': 'democratic-csi answers DeleteSnapshot for an unknown id '
-                   'with "zfs destroy" of the snapshots parent itself; the delegation refuses ("cannot unmount '
-                   "'/tank/nomad/csi-snapshots': permission denied\"), so the call fails instead of succeeding. "
-                   'test_democratic_csi.py checks that both parents survive it',
+    'with "zfs destroy" of the snapshots parent itself; the delegation refuses ("cannot unmount '
+    "'/tank/nomad/csi-snapshots': permission denied\"), so the call fails instead of succeeding. "
+    'test_democratic_csi.py checks that both parents survive it',
 }
 
 
@@ -27,22 +27,33 @@ def socket_of(stack, job):
 def storage_state(vm):
     """Every dataset and snapshot with its guid, the parents' grants, the exports and the NFS mounts:
     csi-sanity cleans up after itself, and must not have touched anything else."""
-    return (vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', 'tank').stdout,
-            [vm.zfs('allow', p).stdout for p in (PARENT, SNAPSHOTS)],
-            vm.sh('exportfs -s; grep -c nfs4 /proc/mounts || true').stdout)
+    return (
+        vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', 'tank').stdout,
+        [vm.zfs('allow', p).stdout for p in (PARENT, SNAPSHOTS)],
+        vm.sh('exportfs -s; grep -c nfs4 /proc/mounts || true').stdout,
+    )
 
 
 def test_csi_sanity_passes_and_touches_nothing_else(stack, vm):
     stack.wait_healthy()
     before = storage_state(vm)
     skip = '|'.join(SKIPPED)  # plain words; ginkgo takes a regular expression
-    run = vm.sh(' '.join([
-        'mkdir -p /tmp/csi-sanity && cd /tmp/csi-sanity && timeout 1500 /opt/nzc/bin/csi-sanity',
-        '--csi.endpoint=' + socket_of(stack, 'zfs-node'),
-        '--csi.controllerendpoint=' + socket_of(stack, 'zfs-controller'),
-        '--csi.stagingdir=/tmp/csi-sanity/staging --csi.mountdir=/tmp/csi-sanity/mount',
-        '--csi.testvolumesize=67108864 --csi.testvolumeexpandsize=134217728',
-        '--ginkgo.no-color', "--ginkgo.skip='%s'" % skip, '2>&1']), check=False, timeout=1600)
+    run = vm.sh(
+        ' '.join(
+            [
+                'mkdir -p /tmp/csi-sanity && cd /tmp/csi-sanity && timeout 1500 /opt/nzc/bin/csi-sanity',
+                '--csi.endpoint=' + socket_of(stack, 'zfs-node'),
+                '--csi.controllerendpoint=' + socket_of(stack, 'zfs-controller'),
+                '--csi.stagingdir=/tmp/csi-sanity/staging --csi.mountdir=/tmp/csi-sanity/mount',
+                '--csi.testvolumesize=67108864 --csi.testvolumeexpandsize=134217728',
+                '--ginkgo.no-color',
+                "--ginkgo.skip='%s'" % skip,
+                '2>&1',
+            ]
+        ),
+        check=False,
+        timeout=1600,
+    )
     summary = [line for line in run.stdout.splitlines() if re.search(r'Passed|Failed|\[FAIL\]', line)]
     assert run.returncode == 0, '\n'.join(summary) + '\n' + run.stdout[-6000:]
     assert re.search(r'Ran \d+ of \d+ Specs', run.stdout), run.stdout[-2000:]

@@ -2,12 +2,11 @@
 
 
 def test_create_then_idempotent_rerun_costs_one_zfs_process(vm, run_module, base):
-    args = {'name': base + '/ds', 'properties': {
-        'quota': '10G', 'compress': 'lz4', 'atime': False, 'recsize': '128K'}}
+    args = {'name': base + '/ds', 'properties': {'quota': '10G', 'compress': 'lz4', 'atime': False, 'recsize': '128K'}}
     first = run_module('zfs_dataset', args)
     assert first['changed'], first
     props = first['properties']
-    assert props['quota'] == {'value': str(10 * 1024 ** 3), 'source': 'local'}
+    assert props['quota'] == {'value': str(10 * 1024**3), 'source': 'local'}
     assert props['compression']['value'] == 'lz4' and props['atime']['value'] == 'off'
 
     # The same sizes written differently are the same value: no spurious zfs set.
@@ -21,12 +20,14 @@ def test_create_then_idempotent_rerun_costs_one_zfs_process(vm, run_module, base
 def test_changes_are_batched_into_one_zfs_set(vm, run_module, base):
     name = base + '/ds'
     run_module('zfs_dataset', {'name': name, 'properties': {'quota': '1G'}})
-    result = run_module('zfs_dataset', {'name': name, 'properties': {
-        'quota': '2G', 'compression': 'zstd', 'com.example:team': 'storage'}})
+    result = run_module(
+        'zfs_dataset',
+        {'name': name, 'properties': {'quota': '2G', 'compression': 'zstd', 'com.example:team': 'storage'}},
+    )
     assert result['changed']
     writes = [c for c in result.zfs_calls if not c.startswith('get ')]
-    assert writes == ['set com.example:team=storage compression=zstd quota=%d %s' % (2 * 1024 ** 3, name)]
-    assert vm.zfs('get', '-Hp', '-o', 'value,source', 'quota', name).stdout.split() == [str(2 * 1024 ** 3), 'local']
+    assert writes == ['set com.example:team=storage compression=zstd quota=%d %s' % (2 * 1024**3, name)]
+    assert vm.zfs('get', '-Hp', '-o', 'value,source', 'quota', name).stdout.split() == [str(2 * 1024**3), 'local']
 
 
 def test_inherited_value_is_not_counted_as_set(vm, run_module, base):
@@ -40,14 +41,15 @@ def test_inherited_value_is_not_counted_as_set(vm, run_module, base):
 def test_check_mode_changes_nothing(vm, run_module, base):
     before = vm.state()
     create = run_module('zfs_dataset', {'name': base + '/new', 'properties': {'quota': '1G'}}, check=True)
-    assert create['changed'] and create['properties']['quota'] == {'value': str(1024 ** 3), 'source': 'local'}
+    assert create['changed'] and create['properties']['quota'] == {'value': str(1024**3), 'source': 'local'}
     modify = run_module('zfs_dataset', {'name': base, 'properties': {'quota': '5G', 'atime': 'off'}}, check=True)
     assert modify['changed']
     destroy = run_module('zfs_dataset', {'name': base, 'state': 'absent'}, check=True)
     assert destroy['changed']
     assert vm.state() == before
-    assert [c for c in create.zfs_calls + modify.zfs_calls + destroy.zfs_calls
-            if c.split()[0] not in ('get', 'list')] == []
+    assert [
+        c for c in create.zfs_calls + modify.zfs_calls + destroy.zfs_calls if c.split()[0] not in ('get', 'list')
+    ] == []
 
 
 def test_diff_shows_before_and_after(vm, run_module, base):

@@ -11,7 +11,7 @@ def test_reports_sources_snapshots_and_permissions(vm, run_module, base):
     names = [d['name'] for d in result['datasets']]
     assert names == [base, base + '/a', base + '/a/deep']
     a = result['datasets'][1]
-    assert a['properties']['refquota'] == {'value': 1024 ** 3, 'source': 'local'}
+    assert a['properties']['refquota'] == {'value': 1024**3, 'source': 'local'}
     assert a['properties']['compression'] == {'value': 'lz4', 'source': 'inherited', 'inherited_from': base}
     assert [s['name'] for s in a['snapshots']] == [base + '/a@s1']
     assert a['permissions']['principals']['user root']['local'] == ['snapshot']
@@ -21,8 +21,9 @@ def test_reports_sources_snapshots_and_permissions(vm, run_module, base):
 
 def test_depth_types_and_property_filter(vm, run_module, base):
     vm.zfs('create', '-p', base + '/a/deep')
-    result = run_module('zfs_info', {'name': base, 'depth': 1, 'types': ['filesystem'],
-                                     'properties': ['used', 'refquota']})
+    result = run_module(
+        'zfs_info', {'name': base, 'depth': 1, 'types': ['filesystem'], 'properties': ['used', 'refquota']}
+    )
     assert [d['name'] for d in result['datasets']] == [base, base + '/a']
     assert set(result['datasets'][0]['properties']) == {'used', 'refquota'}
     assert isinstance(result['datasets'][0]['properties']['used']['value'], int)

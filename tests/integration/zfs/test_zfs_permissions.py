@@ -25,7 +25,9 @@ def test_present_is_idempotent_and_diffs(vm, run_module, base, csi_user):
     assert first['changed']
     assert '--- before' in first.output and '+        "user csi": {' in first.output
     assert first['permissions']['principals']['user csi'] == {
-        'local': ['create', 'mount', 'snapshot'], 'descendent': ['create', 'mount', 'snapshot']}
+        'local': ['create', 'mount', 'snapshot'],
+        'descendent': ['create', 'mount', 'snapshot'],
+    }
     assert 'user csi create,mount,snapshot' in own_section(vm, base)
     second = run_module('zfs_permissions', args, diff=True)
     assert not second['changed'] and '--- before' not in second.output
@@ -33,26 +35,36 @@ def test_present_is_idempotent_and_diffs(vm, run_module, base, csi_user):
 
 
 def test_scopes_create_time_and_sets(vm, run_module, base, csi_user):
-    result = run_module('zfs_permissions', {
-        'name': base, 'users': [csi_user], 'groups': ['csiops'], 'permissions': ['@csi', 'create'],
-        'scope': 'descendents', 'create_time': ['destroy', 'snapshot'],
-        'sets': {'@csi': ['clone', 'promote']}})
+    result = run_module(
+        'zfs_permissions',
+        {
+            'name': base,
+            'users': [csi_user],
+            'groups': ['csiops'],
+            'permissions': ['@csi', 'create'],
+            'scope': 'descendents',
+            'create_time': ['destroy', 'snapshot'],
+            'sets': {'@csi': ['clone', 'promote']},
+        },
+    )
     assert result['changed']
     section = own_section(vm, base)
     assert '@csi clone,promote' in section
     assert 'Create time permissions:\n\tdestroy,snapshot' in section
     descendent = section.split('Descendent permissions:\n')[1].split('Local')[0].splitlines()
     assert sorted(descendent) == ['\tgroup csiops @csi,create', '\tuser csi @csi,create']
-    local = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['@csi', 'create'],
-                                           'scope': 'local'})
+    local = run_module(
+        'zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['@csi', 'create'], 'scope': 'local'}
+    )
     assert local['changed'] and local['commands'] == [['allow', '-u', 'csi', '-l', '@csi,create', base]]
     assert 'Local+Descendent permissions:\n\tuser csi @csi,create' in own_section(vm, base)
 
 
 def test_absent_removes_only_what_is_listed(vm, run_module, base, csi_user):
     vm.zfs('allow', '-u', csi_user, 'create,mount,snapshot', base)
-    result = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['snapshot'],
-                                            'state': 'absent'})
+    result = run_module(
+        'zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['snapshot'], 'state': 'absent'}
+    )
     assert result['changed']
     assert 'user csi create,mount\n' in own_section(vm, base)
     everything = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'state': 'absent'})
@@ -65,25 +77,35 @@ def test_exact_removes_unlisted_grants(vm, run_module, base, csi_user):
     vm.zfs('allow', '-u', csi_user, 'create,destroy,rename', base)
     vm.zfs('allow', '-g', 'csiops', 'snapshot', base)
     vm.zfs('allow', '-c', 'destroy', base)
-    named = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
-                                           'state': 'exact'})
+    named = run_module(
+        'zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'], 'state': 'exact'}
+    )
     assert named['changed']
     section = own_section(vm, base)
     assert 'user csi create,mount\n' in section
     assert 'group csiops snapshot' in section, 'exact_for=named leaves other principals alone'
     assert 'destroy' in section.split('Create time permissions:')[1]
 
-    everything = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
-                                                'state': 'exact', 'exact_for': 'all'}, check=True)
+    everything = run_module(
+        'zfs_permissions',
+        {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'], 'state': 'exact', 'exact_for': 'all'},
+        check=True,
+    )
     assert everything['changed'] and own_section(vm, base) == section, 'check mode changed grants'
     assert list(everything['permissions']['principals']) == ['user csi']
-    done = run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
-                                          'state': 'exact', 'exact_for': 'all'})
+    done = run_module(
+        'zfs_permissions',
+        {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'], 'state': 'exact', 'exact_for': 'all'},
+    )
     assert done['changed']
     assert [line.strip() for line in own_section(vm, base).strip().splitlines()] == [
-        'Local+Descendent permissions:', 'user csi create,mount']
-    assert not run_module('zfs_permissions', {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'],
-                                              'state': 'exact', 'exact_for': 'all'})['changed']
+        'Local+Descendent permissions:',
+        'user csi create,mount',
+    ]
+    assert not run_module(
+        'zfs_permissions',
+        {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'], 'state': 'exact', 'exact_for': 'all'},
+    )['changed']
 
 
 def test_ancestor_grants_are_reported_not_merged(vm, run_module, base, csi_user):
@@ -95,8 +117,10 @@ def test_ancestor_grants_are_reported_not_merged(vm, run_module, base, csi_user)
 
 
 def test_delegated_user_creates_under_parent_only(vm, run_module, base, csi_user):
-    run_module('zfs_permissions', {'name': base, 'users': [csi_user],
-                                   'permissions': ['create', 'destroy', 'mount', 'snapshot']})
+    run_module(
+        'zfs_permissions',
+        {'name': base, 'users': [csi_user], 'permissions': ['create', 'destroy', 'mount', 'snapshot']},
+    )
     made = vm.sh('/usr/sbin/zfs create %s/by-csi' % base, user=csi_user, check=False)
     assert made.returncode in (0, 1), made.stderr
     assert vm.zfs('list', '-H', '-o', 'name', base + '/by-csi').stdout.strip() == base + '/by-csi'

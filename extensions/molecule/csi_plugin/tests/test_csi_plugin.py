@@ -35,7 +35,7 @@ def test_volume_has_the_declared_capabilities():
     volume = api('/v1/volume/csi/demo')
     assert volume['PluginID'] == 'zfs' and volume['Schedulable'] is True
     assert volume['RequestedCapabilities'] == [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'}]
-    assert volume['Capacity'] == 1024 ** 3
+    assert volume['Capacity'] == 1024**3
 
 
 def test_secret_is_a_nomad_variable():
@@ -50,16 +50,19 @@ def test_secret_is_absent_from_every_job_version(job):
     assert versions
     for version in versions:
         assert secret_line not in json.dumps(version)
-        templates = [t['EmbeddedTmpl'] for group in version['TaskGroups'] for task in group['Tasks']
-                     for t in task['Templates'] or []]
+        templates = [
+            t['EmbeddedTmpl']
+            for group in version['TaskGroups']
+            for task in group['Tasks']
+            for t in task['Templates'] or []
+        ]
         # The job reads the key at run time instead.
         assert any('nomadVar "nomad/jobs/zfs-csi"' in t for t in templates)
 
 
 def test_democratic_csi_made_the_volume_a_quotad_shared_dataset(zfsvm):
     props = zfsvm.check_output('/usr/sbin/zfs get -Hp -o property,value refquota,mounted,sharenfs %s', DATASET)
-    assert props.splitlines() == ['refquota\t%d' % 1024 ** 3, 'mounted\tyes',
-                                  'sharenfs\trw=@127.0.0.1/32,no_root_squash']
+    assert props.splitlines() == ['refquota\t%d' % 1024**3, 'mounted\tyes', 'sharenfs\trw=@127.0.0.1/32,no_root_squash']
     assert '/tank/nomad/csi/demo' in zfsvm.check_output('exportfs -s')
     # Created by csi through the delegation and the wrapper, and marked as democratic-csi's.
     assert zfsvm.check_output('/usr/sbin/zfs get -H -o value democratic-csi:csi_volume_name %s', DATASET) == 'demo'

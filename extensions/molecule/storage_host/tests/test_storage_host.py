@@ -1,17 +1,41 @@
 """Verify the storage host after site.yml: least privilege, checked as the service user over SSH."""
 
 import re
+from pathlib import Path
 
 import pytest
 import testinfra
+import yaml
 
-PARENT = 'tank/nomad/csi'
-SNAPSHOTS = 'tank/nomad/csi-snapshots'
+# The contract both roles read (inventories/local/group_vars/all.yml, which the scenario links).
+STORAGE = yaml.safe_load(
+    (Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all.yml').read_text()
+)['nomad_zfs_csi_storage']
+PARENT, SNAPSHOTS = STORAGE['parent'], STORAGE['snapshots_parent']
+# democratic-csi with zfs.cli.sudoEnabled off runs this instead of zfs (the pack's zfs_cli_path).
+WRAPPER = STORAGE['zfs_cli_path']
 # roles/storage_host/vars/main.yml for zfs-generic-nfs, plus the parent's own properties;
 # destroy is granted below the parents only.
-NFS_DRIVER_SET = sorted(['clone', 'create', 'mount', 'promote', 'receive', 'refquota',
-                         'refreservation', 'rename', 'rollback', 'send', 'share', 'sharenfs', 'snapshot', 'userprop',
-                         'atime', 'compression'])
+NFS_DRIVER_SET = sorted(
+    [
+        'clone',
+        'create',
+        'mount',
+        'promote',
+        'receive',
+        'refquota',
+        'refreservation',
+        'rename',
+        'rollback',
+        'send',
+        'share',
+        'sharenfs',
+        'snapshot',
+        'userprop',
+        'atime',
+        'compression',
+    ]
+)
 # inventories/local/group_vars/storage_hosts.yml, chosen unlike the kernel's defaults (8 threads, +3).
 NFS_THREADS = 4
 
@@ -23,7 +47,8 @@ def csi(host):
     return testinfra.get_host(
         'ssh://csi@%s:%s' % (hostvars['ansible_host'], hostvars['ansible_port']),
         ssh_identity_file=hostvars['ansible_private_key_file'],
-        ssh_extra_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR')
+        ssh_extra_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR',
+    )
 
 
 def test_service_user_exists(host):
@@ -35,8 +60,10 @@ def test_parent_delegates_exactly_the_driver_set(host):
     section = host.check_output('/usr/sbin/zfs allow %s', PARENT)
     assert 'user root' not in section  # the stray grant from prepare.yml is gone
     granted = re.findall(r'^(\S.*permissions):\n\s+user (\S+) (\S+)$', section, re.M)
-    assert granted == [('Descendent permissions', 'csi', 'destroy'),
-                       ('Local+Descendent permissions', 'csi', ','.join(NFS_DRIVER_SET))]
+    assert granted == [
+        ('Descendent permissions', 'csi', 'destroy'),
+        ('Local+Descendent permissions', 'csi', ','.join(NFS_DRIVER_SET)),
+    ]
 
 
 @pytest.mark.parametrize('parent', [PARENT, SNAPSHOTS])
@@ -45,7 +72,7 @@ def test_service_user_cannot_destroy_a_parent(host, csi, parent):
     the parent still refuses csi's destroy, directly and through democratic-csi's zfs wrapper."""
     host.check_output('/usr/sbin/zfs unmount %s', parent)
     try:
-        for zfs in ('/usr/sbin/zfs', '/usr/local/libexec/nomad-zfs-csi/zfs'):
+        for zfs in ('/usr/sbin/zfs', WRAPPER):
             refused = csi.run('%s destroy -p %s', zfs, parent)
             assert refused.rc != 0 and 'permission denied' in refused.stderr, (zfs, refused.stderr)
             assert host.run('/usr/sbin/zfs list %s', parent).rc == 0
@@ -55,7 +82,7 @@ def test_service_user_cannot_destroy_a_parent(host, csi, parent):
 
 def test_parent_quota_is_local(host):
     out = host.check_output('/usr/sbin/zfs get -Hp -o value,source quota %s', PARENT)
-    assert out.split() == [str(2 * 1024 ** 3), 'local']
+    assert out.split() == [str(2 * 1024**3), 'local']
 
 
 def test_service_user_creates_and_snapshots_under_the_parent(host, csi):
@@ -94,17 +121,24 @@ def test_a_received_dataset_is_mounted_under_the_parent_without_setuid(host, csi
     """zfs receive carries files with any owner and mode and, with -p, properties: root (standing in for a
     machine the user controls) sends a dataset with a set-uid copy of sh that asks to mount in /etc."""
     bait = 'tank/nzc-bait'
-    host.check_output('/usr/sbin/zfs create -o mountpoint=/etc/nzc-bait -o setuid=on %s && '
-                      'install -m 4755 /bin/sh /etc/nzc-bait/suid-sh && /usr/sbin/zfs snapshot %s@s && '
-                      '/usr/sbin/zfs send -p %s@s > /tmp/bait.zstream && chmod 644 /tmp/bait.zstream', bait, bait, bait)
+    host.check_output(
+        '/usr/sbin/zfs create -o mountpoint=/etc/nzc-bait -o setuid=on %s && '
+        'install -m 4755 /bin/sh /etc/nzc-bait/suid-sh && /usr/sbin/zfs snapshot %s@s && '
+        '/usr/sbin/zfs send -p %s@s > /tmp/bait.zstream && chmod 644 /tmp/bait.zstream',
+        bait,
+        bait,
+        bait,
+    )
     try:
         received = csi.run('/usr/sbin/zfs receive %s/bait < /tmp/bait.zstream || exit 1', PARENT)
         assert 'permission denied' in received.stderr, received.stderr  # for the stream's mountpoint and setuid
         props = host.check_output('/usr/sbin/zfs get -H -o property,value,source mountpoint,setuid %s/bait', PARENT)
         # The stream's mountpoint and setuid were refused, so both come from above (the parent's own
         # mountpoint is the pool's default, hence "default").
-        assert props.splitlines() == ['mountpoint\t/%s/bait\tdefault' % PARENT,
-                                      'setuid\toff\tinherited from %s' % PARENT], props
+        assert props.splitlines() == [
+            'mountpoint\t/%s/bait\tdefault' % PARENT,
+            'setuid\toff\tinherited from %s' % PARENT,
+        ], props
         mounted = csi.run('sudo -n /usr/sbin/zfs mount %s/bait', PARENT)
         assert mounted.rc == 0, mounted.stderr
         options = host.check_output('findmnt -n -o TARGET,OPTIONS --source %s/bait', PARENT)
@@ -122,8 +156,16 @@ def test_service_user_cannot_create_outside_the_parent(csi):
     assert outside.rc != 0 and 'permission denied' in outside.stderr
 
 
-@pytest.mark.parametrize('command', ['/usr/sbin/zfs mount tank/other', '/usr/sbin/zfs share tank/other', '/usr/sbin/zfs destroy %s' % PARENT,
-                                     '/usr/sbin/zfs mount %s/../other' % PARENT, '/bin/true'])
+@pytest.mark.parametrize(
+    'command',
+    [
+        '/usr/sbin/zfs mount tank/other',
+        '/usr/sbin/zfs share tank/other',
+        '/usr/sbin/zfs destroy %s' % PARENT,
+        '/usr/sbin/zfs mount %s/../other' % PARENT,
+        '/bin/true',
+    ],
+)
 def test_sudo_goes_no_further_than_the_narrow_rule(csi, command):
     denied = csi.run('sudo -n ' + command)
     assert denied.rc != 0 and 'password is required' in denied.stderr, command
@@ -153,8 +195,11 @@ def test_service_user_shares_a_child_that_mounts_over_nfs(host, csi):
     child = PARENT + '/shared'
     csi.run('/usr/sbin/zfs create %s', child)  # "may only be mounted by root" is expected
     try:
-        for command in ('/usr/sbin/zfs set sharenfs=rw=@127.0.0.1/32 %s', 'sudo -n /usr/sbin/zfs mount %s',
-                        'sudo -n /usr/sbin/zfs share %s'):
+        for command in (
+            '/usr/sbin/zfs set sharenfs=rw=@127.0.0.1/32 %s',
+            'sudo -n /usr/sbin/zfs mount %s',
+            'sudo -n /usr/sbin/zfs share %s',
+        ):
             done = csi.run(command, child)
             assert done.rc == 0, (command, done.stderr)
         host.check_output('echo written-on-zfs > /%s/file', child)
@@ -163,10 +208,6 @@ def test_service_user_shares_a_child_that_mounts_over_nfs(host, csi):
     finally:
         host.run('umount /mnt/nfs-check')
         host.run('/usr/sbin/zfs destroy -r %s', child)
-
-
-# democratic-csi with zfs.cli.sudoEnabled off runs this instead of zfs (the pack's zfs_cli_path).
-WRAPPER = '/usr/local/libexec/nomad-zfs-csi/zfs'
 
 
 def zfs_get(host, prop, dataset):
@@ -178,13 +219,21 @@ def test_wrapper_is_root_owned(host):
     assert wrapper.user == 'root' and wrapper.group == 'root' and wrapper.mode == 0o755
 
 
+def test_wrapper_reads_the_parent_from_a_root_owned_file(host, csi):
+    conf = host.file('/etc/nomad-zfs-csi/zfs-wrapper.conf')
+    assert conf.user == 'root' and conf.mode == 0o644 and conf.content_string == 'parent=%s\n' % PARENT
+    assert csi.run('test -w /etc/nomad-zfs-csi/zfs-wrapper.conf').rc != 0
+
+
 def test_wrapper_runs_a_democratic_csi_volume_lifecycle_as_the_service_user(host, csi):
     """The command lines democratic-csi's zfs-generic-nfs controller sends over SSH (values quoted as its
     escapeShell does): create, share, snapshot, clone, destroy; each needs root on Linux at some step."""
     vol, clone = PARENT + '/pvc-w1', PARENT + '/pvc-w2'
     try:
-        created = csi.run(WRAPPER + ' create -p -o democratic-csi:csi_volume_name="pvc-w1" '
-                          '-o refquota="1073741824" ' + vol + ' || exit 1')
+        created = csi.run(
+            WRAPPER + ' create -p -o democratic-csi:csi_volume_name="pvc-w1" '
+            '-o refquota="1073741824" ' + vol + ' || exit 1'
+        )
         assert created.rc == 0 and created.stderr == '', created.stderr
         assert zfs_get(host, 'mounted', vol) == 'yes' and zfs_get(host, 'refquota', vol) == '1073741824'
 
@@ -193,8 +242,7 @@ def test_wrapper_runs_a_democratic_csi_volume_lifecycle_as_the_service_user(host
         assert '/' + vol in host.check_output('exportfs -s').split()  # the kernel's export table
 
         host.check_output('echo before-snapshot > /%s/file', vol)
-        for command in (' snapshot %s@snap-1' % vol,
-                        ' clone -o refquota="1073741824" %s@snap-1 %s' % (vol, clone)):
+        for command in (' snapshot %s@snap-1' % vol, ' clone -o refquota="1073741824" %s@snap-1 %s' % (vol, clone)):
             done = csi.run(WRAPPER + command + ' || exit 1')
             assert done.rc == 0 and done.stderr == '', (command, done.stderr)
         assert zfs_get(host, 'mounted', clone) == 'yes'
@@ -235,11 +283,14 @@ def test_wrapper_retry_mounts_what_an_interrupted_create_left(host, csi):
         host.run('/usr/sbin/zfs destroy %s/half', PARENT)
 
 
-@pytest.mark.parametrize('command, refusal', [
-    ('create tank/nomad/not-csi', 'permission denied'),
-    ('mount tank/other', 'password is required'),
-    ('destroy %s' % SNAPSHOTS, 'permission denied'),
-])
+@pytest.mark.parametrize(
+    'command, refusal',
+    [
+        ('create tank/nomad/not-csi', 'permission denied'),
+        ('mount tank/other', 'password is required'),
+        ('destroy %s' % SNAPSHOTS, 'permission denied'),
+    ],
+)
 def test_wrapper_gives_no_more_than_the_user_has(host, csi, command, refusal):
     refused = csi.run(WRAPPER + ' ' + command + ' || exit 1')
     assert refused.rc != 0 and refusal in refused.stderr, refused.stderr

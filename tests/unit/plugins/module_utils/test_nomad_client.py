@@ -4,10 +4,17 @@ import socket
 
 import pytest
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadClient, NomadError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadClient, NomadError
 
-PARAMS = dict(namespace='default', ca_cert=None, validate_certs=True, client_cert=None, client_key=None,
-              nomad_token=None, region=None)
+PARAMS = dict(
+    namespace='default',
+    ca_cert=None,
+    validate_certs=True,
+    client_cert=None,
+    client_key=None,
+    nomad_token=None,
+    region=None,
+)
 
 
 def test_a_call_nomad_accepts_but_does_not_answer_in_time_says_so_not_unreachable():
@@ -31,3 +38,24 @@ def test_nothing_listening_is_unreachable():
     client = NomadClient(dict(PARAMS, nomad_addr='http://127.0.0.1:%d' % port, timeout=1))
     with pytest.raises(NomadError, match='Cannot reach Nomad'):
         client.get('jobs')
+
+
+@pytest.mark.parametrize(
+    'validate_certs, ca_cert, verify',
+    [
+        (True, None, True),
+        (True, '/etc/nomad/ca.pem', '/etc/nomad/ca.pem'),
+        (False, None, False),
+        (False, '/etc/nomad/ca.pem', False),  # was the CA path, so validate_certs=false was ignored
+    ],
+)
+def test_validate_certs_false_wins_over_a_ca(validate_certs, ca_cert, verify):
+    client = NomadClient(
+        dict(PARAMS, nomad_addr='https://nomad.example:4646', timeout=1, validate_certs=validate_certs, ca_cert=ca_cert)
+    )
+    assert client._requester.verify == verify
+
+
+def test_errors_keep_the_status_and_nomads_own_text():
+    error = NomadError('Nomad at x refused PUT y (500): plugin has no controller', 500, 'plugin has no controller')
+    assert (error.status, error.nomad_error) == (500, 'plugin has no controller')

@@ -2,9 +2,8 @@
 
 import json
 
-from conftest import FIXTURES
-
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_plan import diff_lines
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_plan import diff_lines
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
 CAPTURED = json.loads((FIXTURES / 'nomad_plan_diff_1.11.3.json').read_text())
 

@@ -1,7 +1,11 @@
-from conftest import FIXTURES
-
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.zfs_allow import (
-    apply_plan, empty_grants, parse_allow, plan, to_plain)
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_allow import (
+    apply_plan,
+    empty_grants,
+    parse_allow,
+    plan,
+    to_plain,
+)
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
 # REFERENCE.md §1's sample, as OpenZFS 2.3.2 prints it.
 SAMPLE = """---- Permissions on tank/nomad/csi -----------------------------------
@@ -19,9 +23,12 @@ def test_parse_reference_sample():
     assert to_plain(grants) == {
         'sets': {'@csi': ['clone', 'promote']},
         'create_time': ['destroy', 'snapshot'],
-        'principals': {'user csi': {
-            'local': ['create', 'destroy', 'mount', 'refquota', 'snapshot', 'userprop'],
-            'descendent': ['create', 'destroy', 'mount', 'refquota', 'snapshot', 'userprop']}},
+        'principals': {
+            'user csi': {
+                'local': ['create', 'destroy', 'mount', 'refquota', 'snapshot', 'userprop'],
+                'descendent': ['create', 'destroy', 'mount', 'refquota', 'snapshot', 'userprop'],
+            }
+        },
     }
 
 
@@ -31,10 +38,14 @@ def test_parse_captured_output_keeps_ancestors_apart():
     own = to_plain(sections['tank/fixture/csi'])
     assert own['principals'] == {
         'everyone': {'descendent': ['userprop']},
-        'user root': {'local': ['create', 'destroy', 'mount', 'refquota'],
-                      'descendent': ['create', 'destroy', 'mount']}}
+        'user root': {
+            'local': ['create', 'destroy', 'mount', 'refquota'],
+            'descendent': ['create', 'destroy', 'mount'],
+        },
+    }
     assert to_plain(sections['tank/fixture'])['principals'] == {
-        'user root': {'local': ['snapshot'], 'descendent': ['snapshot']}}
+        'user root': {'local': ['snapshot'], 'descendent': ['snapshot']}
+    }
 
 
 def desired(**principals):
@@ -48,7 +59,9 @@ def test_plan_present_adds_only_missing_and_by_scope():
     current = parse_allow(SAMPLE)['tank/nomad/csi']
     want = desired(user_csi=(['create', 'clone'], ['create', 'clone', 'rename']))
     assert plan(current, want, 'present', False) == [
-        ['allow', '-u', 'csi', 'clone'], ['allow', '-u', 'csi', '-d', 'rename']]
+        ['allow', '-u', 'csi', 'clone'],
+        ['allow', '-u', 'csi', '-d', 'rename'],
+    ]
 
 
 def test_plan_exact_named_and_all():
@@ -61,7 +74,10 @@ def test_plan_exact_named_and_all():
     assert ['unallow', '-c', 'destroy,snapshot'] in everything
     assert ['unallow', '-e', '-d', 'userprop'] in everything
     assert to_plain(apply_plan(current, everything)) == {
-        'sets': {}, 'create_time': [], 'principals': {'user root': {'local': ['create'], 'descendent': ['create']}}}
+        'sets': {},
+        'create_time': [],
+        'principals': {'user root': {'local': ['create'], 'descendent': ['create']}},
+    }
 
 
 def test_plan_nothing_to_do_when_equal():
@@ -72,7 +88,9 @@ def test_plan_nothing_to_do_when_equal():
 
 def test_long_names_have_no_ruler():
     # Captured from OpenZFS 2.3.2: a name past the 70-column ruler gets no dashes.
-    out = ('---- Permissions on tank/it/test_ancestor_grants_are_reported_not_merged/child \n'
-           'Local+Descendent permissions:\n\tuser csi create\n')
+    out = (
+        '---- Permissions on tank/it/test_ancestor_grants_are_reported_not_merged/child \n'
+        'Local+Descendent permissions:\n\tuser csi create\n'
+    )
     grants = parse_allow(out)['tank/it/test_ancestor_grants_are_reported_not_merged/child']
     assert to_plain(grants)['principals'] == {'user csi': {'local': ['create'], 'descendent': ['create']}}

@@ -1,23 +1,47 @@
-"""The fields nomad_csi_volume compares: a request and Nomad's read of the same volume must agree."""
+"""nomad_csi_volume: the request and Nomad's read compare alike, and main() with a fake Nomad client plans,
+applies, retries and refuses as it should."""
 
 import pytest
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils.nomad_client import NomadError
-from ansible_collections.nomad_zfs.csi.plugins.modules.nomad_csi_volume import comparable, put_retrying_no_controller, requested
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import comparable, requested
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
+from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_csi_volume
+from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
 
-PARAMS = dict(id='pgdata', name=None, plugin_id='zfs', mode='create', external_id=None, fs_type='',
-              mount_flags=['noatime'], parameters={}, context={}, secrets={'token': 'hush'},
-              capabilities=[{'access_mode': 'single-node-writer', 'attachment_mode': 'file-system'}])
+GIB = 1024**3
+PARAMS = dict(
+    id='pgdata',
+    name=None,
+    plugin_id='zfs',
+    mode='create',
+    external_id=None,
+    fs_type='',
+    mount_flags=['noatime'],
+    parameters={},
+    context={},
+    secrets={'token': 'hush'},
+    capabilities=[{'access_mode': 'single-node-writer', 'attachment_mode': 'file-system'}],
+)
 
 # Trimmed from GET /v1/volume/csi/pgdata on Nomad v1.11.3: secrets dropped, mount flags redacted.
-READ = {'ID': 'pgdata', 'Name': 'pgdata', 'PluginID': 'zfs', 'ExternalID': 'pgdata',
-        'RequestedCapabilities': [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'}],
-        'MountOptions': {'FSType': '', 'MountFlags': ['[REDACTED]']}, 'Parameters': None, 'Context': {},
-        'Secrets': None, 'RequestedCapacityMin': 1073741824, 'RequestedCapacityMax': 1073741824}
+READ = {
+    'ID': 'pgdata',
+    'Name': 'pgdata',
+    'PluginID': 'zfs',
+    'ExternalID': 'pgdata',
+    'RequestedCapabilities': [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'}],
+    'MountOptions': {'FSType': '', 'MountFlags': ['[REDACTED]']},
+    'Parameters': None,
+    'Context': {},
+    'Secrets': None,
+    'RequestedCapacityMin': GIB,
+    'RequestedCapacityMax': GIB,
+}
+ARGS = {'id': 'pgdata', 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '1G'}
 
 
 def test_request_and_read_compare_equal():
-    want = requested(PARAMS, (1073741824, 1073741824))
+    want = requested(PARAMS, (GIB, GIB))
     assert comparable(want, 'create') == comparable(READ, 'create')
 
 
@@ -28,39 +52,142 @@ def test_secrets_are_sent_but_never_compared():
 
 
 def test_capability_order_does_not_matter():
-    two = [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'},
-           {'AccessMode': 'single-node-reader-only', 'AttachmentMode': 'file-system'}]
-    assert comparable(dict(READ, RequestedCapabilities=two), 'create') == \
-        comparable(dict(READ, RequestedCapabilities=list(reversed(two))), 'create')
+    two = [
+        {'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'},
+        {'AccessMode': 'single-node-reader-only', 'AttachmentMode': 'file-system'},
+    ]
+    assert comparable(dict(READ, RequestedCapabilities=two), 'create') == comparable(
+        dict(READ, RequestedCapabilities=list(reversed(two))), 'create'
+    )
 
 
-class _Answers(object):
-    """Stands in for NomadClient.put only: replays errors, then succeeds."""
+@pytest.fixture
+def nomad(monkeypatch):
+    fake = FakeNomad().install(monkeypatch)
 
-    def __init__(self, *errors):
-        self.errors, self.calls = list(errors), 0
-
-    def put(self, endpoint, body):
-        self.calls += 1
-        if self.errors:
-            raise self.errors.pop(0)
+    def create(body, params):
+        fake.objects['volume/csi/pgdata'] = dict(READ, Capacity=GIB, Secrets=None)
         return {}
 
-
-def test_create_retries_while_nomad_says_the_plugin_has_no_controller():
-    # The message as Nomad v1.11.3 answered it in CI.
-    answers = _Answers(NomadError('Nomad at http://127.0.0.1:4646 refused PUT volume/csi/demo/create (500): '
-                                  'plugin has no controller'))
-    put_retrying_no_controller(answers, 'volume/csi/demo/create', {}, seconds=5, pause=0.01)
-    assert answers.calls == 2
+    fake.handlers[('put', 'volume/csi/pgdata/create')] = create
+    return fake
 
 
-def test_create_gives_up_after_the_deadline_and_other_errors_are_not_retried():
-    stuck = _Answers(*[NomadError('(500): plugin has no controller')] * 50)
-    with pytest.raises(NomadError):
-        put_retrying_no_controller(stuck, 'x', {}, seconds=0.05, pause=0.01)
-    assert 1 < stuck.calls < 50
-    denied = _Answers(NomadError('(403): Permission denied'))
-    with pytest.raises(NomadError):
-        put_retrying_no_controller(denied, 'x', {}, seconds=5, pause=0.01)
-    assert denied.calls == 1
+def test_check_mode_predicts_the_create_and_calls_nothing_that_writes(run_main, nomad):
+    checked = run_main(nomad_csi_volume, ARGS, check=True, diff=True)
+    assert checked['changed'] and 'capacity_min' in checked['changed_fields'] and nomad.writes() == []
+    assert checked['diff']['after']['capacity_min'] == GIB
+
+
+def test_create_then_nothing_to_do(run_main, nomad):
+    made = run_main(nomad_csi_volume, dict(ARGS, secrets={'token': 'hush'}))
+    assert made['changed'] and made['volume']['capacity'] == GIB
+    [(method, path, body)] = nomad.writes()
+    assert (method, path) == ('put', 'volume/csi/pgdata/create') and body['Volumes'][0]['Secrets'] == {'token': 'hush'}
+    assert 'hush' not in repr(made)
+    again = run_main(nomad_csi_volume, ARGS)
+    assert again['changed'] is False and again['changed_fields'] == [] and len(nomad.writes()) == 1
+
+
+def test_create_retries_while_nomad_says_the_plugin_has_no_controller(run_main, nomad, monkeypatch):
+    monkeypatch.setattr(nomad_csi_volume, 'NO_CONTROLLER_RETRY_SECONDS', 5)
+    create = nomad.handlers[('put', 'volume/csi/pgdata/create')]
+    answers = [
+        NomadError(
+            'Nomad at fake refused PUT volume/csi/pgdata/create (500): plugin has no controller',
+            500,
+            'plugin has no controller',
+        )
+    ]
+
+    def first_refuse(body, params):
+        if answers:
+            raise answers.pop()
+        return create(body, params)
+
+    nomad.handlers[('put', 'volume/csi/pgdata/create')] = first_refuse
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    assert run_main(nomad_csi_volume, ARGS)['changed']
+    assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/create'] * 2
+
+
+def test_other_errors_are_not_retried_and_name_nomad(run_main, nomad):
+    def refuse(body, params):
+        raise NomadError(
+            'Nomad at fake refused PUT volume/csi/pgdata/create (500): rpc error: no space', 500, 'rpc error: no space'
+        )
+
+    nomad.handlers[('put', 'volume/csi/pgdata/create')] = refuse
+    failed = run_main(nomad_csi_volume, ARGS)
+    assert failed['failed'] and 'no space' in failed['msg'] and len(nomad.writes()) == 1
+
+
+def test_a_volume_of_another_plugin_is_refused_unchanged(run_main, nomad):
+    nomad.objects['volume/csi/pgdata'] = dict(READ, PluginID='other')
+    failed = run_main(nomad_csi_volume, ARGS)
+    assert failed['failed'] and 'belongs to plugin other, not zfs' in failed['msg'] and nomad.writes() == []
+
+
+@pytest.mark.parametrize(
+    'args, message',
+    [
+        (dict(ARGS, capacity_min='12XB'), "capacity_min: '12XB' is not a size"),
+        (dict(ARGS, id='no/slash'), "id 'no/slash' is not a Nomad volume ID"),
+        (dict(ARGS, capacity_min='2G'), 'capacity_min (2G) is above capacity_max (1G)'),
+        ({'id': 'pgdata'}, 'plugin_id is required with state=present'),
+        (dict(ARGS, mode='register'), 'external_id is required with mode=register'),
+    ],
+)
+def test_bad_input_fails_before_any_call(run_main, nomad, args, message):
+    failed = run_main(nomad_csi_volume, args)
+    assert failed['failed'] and message in failed['msg'], failed
+    assert nomad.calls == []
+
+
+def test_deleted_sends_secrets_in_a_header_and_absent_only_deregisters(run_main, nomad):
+    nomad.objects['volume/csi/pgdata'] = READ
+    checked = run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted', 'secrets': {'k': 'hush'}}, check=True)
+    assert checked['changed'] and nomad.writes() == []
+    deleted = run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted', 'secrets': {'k': 'hush'}}, diff=True)
+    assert nomad.writes() == [('delete', 'volume/csi/pgdata/delete', {'X-Nomad-CSI-Secrets': 'k=hush'})]
+    assert deleted['diff']['after'] == 'volume pgdata: absent, data destroyed\n' and 'hush' not in repr(deleted)
+    nomad.objects['volume/csi/pgdata'] = READ
+    assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'absent'})['changed']
+    assert nomad.writes()[-1] == ('delete', 'volume/csi/pgdata', {'force': 'false'})
+    assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'absent'})['changed'] is False
+
+
+def test_a_shrink_is_refused_and_nothing_is_written(run_main, nomad):
+    nomad.objects['volume/csi/pgdata'] = dict(READ, Capacity=2 * GIB, RequestedCapacityMax=2 * GIB)
+    failed = run_main(nomad_csi_volume, ARGS)
+    assert (
+        failed['failed']
+        and 'capacity_max (1073741824 bytes) is below the 2147483648 bytes volume pgdata has' in failed['msg']
+        and nomad.writes() == []
+    )
+
+
+def test_a_snapshot_source_is_sent_on_create_and_fixed_afterwards(run_main, nomad):
+    made = run_main(nomad_csi_volume, dict(ARGS, snapshot_id='pgdata-src@snap1'))
+    assert made['changed'] and nomad.writes()[0][2]['Volumes'][0]['SnapshotID'] == 'pgdata-src@snap1'
+    nomad.objects['volume/csi/pgdata'] = dict(READ, SnapshotID='pgdata-src@snap1')
+    assert run_main(nomad_csi_volume, dict(ARGS, snapshot_id='pgdata-src@snap1'))['changed'] is False
+    other = run_main(nomad_csi_volume, dict(ARGS, snapshot_id='pgdata-src@snap2'))
+    assert other['failed'] and 'snapshot_id applies when a volume is created' in other['msg']
+    assert len(nomad.writes()) == 1
+
+
+def test_the_retry_gives_up_after_its_window_with_nomads_answer(run_main, nomad, monkeypatch):
+    monkeypatch.setattr(nomad_csi_volume, 'NO_CONTROLLER_RETRY_SECONDS', 0)
+
+    def refuse(body, params):
+        raise NomadError(
+            'Nomad at fake refused PUT volume/csi/pgdata/create (500): plugin has no controller',
+            500,
+            'plugin has no controller',
+        )
+
+    nomad.handlers[('put', 'volume/csi/pgdata/create')] = refuse
+    failed = run_main(nomad_csi_volume, ARGS)
+    assert failed['failed'] and failed['msg'].endswith('(500): plugin has no controller')
+    assert len(nomad.writes()) == 1

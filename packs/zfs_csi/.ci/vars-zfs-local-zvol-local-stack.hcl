@@ -1,0 +1,16 @@
+# zfs-local-zvol on the repository's local default stack: democratic-csi as a root
+# monolith under raw_exec in the ZFS VM, which formats each zvol (ext4) and mounts
+# it, beside the other plugins under its own plugin id and parent.
+#   nomad-pack run packs/zfs_csi -f packs/zfs_csi/.ci/vars-zfs-local-zvol-local-stack.hcl
+driver                         = "zfs-local-zvol"
+plugin_id                      = "zfs-local-zvol"
+instance_id                    = "7a1d3e52-9c4b-4f0e-b8d6-2e5f7a9c1b03"
+dataset_parent_name            = "tank/nomad/localzvol"
+detached_snapshots_parent_name = "tank/nomad/localzvol-snapshots"
+# Tasks run as nobody; the monolith runs as root, so the chmod needs no sudo.
+dataset_permissions_mode = "0777"
+task_driver              = "raw_exec"
+node_path                = "/opt/nzc/bin/node"
+democratic_csi_dir       = "/opt/nzc/democratic-csi"
+# A monolith: Nomad mounts volumes from <data_dir>/client/csi/monolith/<plugin_id>.
+stage_publish_base_dir   = "/var/lib/nzc-nomad/client/csi/monolith/zfs-local-zvol"

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
+"""nomad_csi_volume's decisions, without calling Nomad: the volume Nomad has in, the API calls out."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan, PlanError
+
+
+def requested(p, capacity):
+    """The API body for one volume, secrets included."""
+    vol = {
+        'ID': p['id'],
+        'Name': p['name'] or p['id'],
+        'PluginID': p['plugin_id'],
+        'RequestedCapabilities': [
+            {'AccessMode': c['access_mode'], 'AttachmentMode': c['attachment_mode']} for c in p['capabilities']
+        ],
+        'MountOptions': {'FSType': p['fs_type'], 'MountFlags': p['mount_flags']},
+        'Parameters': p['parameters'],
+        'Secrets': p['secrets'],
+    }
+    if p['mode'] == 'register':
+        vol.update(ExternalID=p['external_id'], Context=p['context'])
+    else:
+        vol.update(
+            RequestedCapacityMin=capacity[0],
+            RequestedCapacityMax=capacity[1],
+            SnapshotID=p.get('snapshot_id') or '',
+            CloneID=p.get('clone_id') or '',
+        )
+    return vol
+
+
+def capabilities_of(vol):
+    """Nomad's RequestedCapabilities in the modules' own shape."""
+    return [
+        dict(access_mode=c['AccessMode'], attachment_mode=c['AttachmentMode'])
+        for c in vol.get('RequestedCapabilities') or []
+    ]
+
+
+def comparable(vol, mode):
+    """The fields the module owns, from a request or from Nomad's read. Secrets and mount flags are write-only."""
+    caps = sorted((c.get('AccessMode'), c.get('AttachmentMode')) for c in vol.get('RequestedCapabilities') or [])
+    fields = dict(
+        name=vol.get('Name'),
+        plugin_id=vol.get('PluginID'),
+        capabilities=caps,
+        fs_type=(vol.get('MountOptions') or {}).get('FSType') or '',
+        parameters=vol.get('Parameters') or {},
+    )
+    if mode == 'register':
+        fields.update(external_id=vol.get('ExternalID'), context=vol.get('Context') or {})
+    else:
+        fields.update(
+            capacity_min=vol.get('RequestedCapacityMin') or 0, capacity_max=vol.get('RequestedCapacityMax') or 0
+        )
+    return fields
+
+
+def plan_volume(p, capacity, current):
+    # type: (dict, tuple[int, int], dict | None) -> Plan
+    """The calls that give volume p['id'] the state p asks for; current is Nomad's read of it, or None.
+
+    Each step is (method, path, keyword arguments for the client). Steps may carry secrets; only the diff and
+    changed_fields are for output.
+    """
+    path = 'volume/csi/' + p['id']
+    if p['state'] != 'present':
+        return _plan_removal(p, path, current)
+    want = requested(p, capacity)
+    desired = comparable(want, p['mode'])
+    have = comparable(current, p['mode']) if current else {}
+    if current and current.get('PluginID') != p['plugin_id']:
+        raise PlanError(
+            'volume %s belongs to plugin %s, not %s; a volume cannot move between plugins. Use another '
+            'id, or remove it first (state=absent keeps the data).' % (p['id'], current.get('PluginID'), p['plugin_id'])
+        )
+    if current and p['mode'] == 'create' and capacity[1] and capacity[1] < (current.get('Capacity') or 0):
+        raise PlanError(
+            'capacity_max (%d bytes) is below the %d bytes volume %s has; a volume cannot shrink. Keep '
+            'capacity_max at or above its capacity, or make a smaller volume and move the data.'
+            % (capacity[1], current['Capacity'], p['id'])
+        )
+    for field, key in (('snapshot_id', 'SnapshotID'), ('clone_id', 'CloneID')):
+        if current and p.get(field) and p[field] != (current.get(key) or ''):
+            raise PlanError(
+                '%s applies when a volume is created, and volume %s exists (%s %r); remove %s, or '
+                'create another volume.' % (field, p['id'], field, current.get(key) or '', field)
+            )
+    if current and p['mode'] == 'register' and current.get('ExternalID') != p['external_id']:
+        raise PlanError(
+            'volume %s is registered with external_id %s, not %s; deregister it first (state=absent) '
+            'to point it at other storage.' % (p['id'], current.get('ExternalID'), p['external_id'])
+        )
+    changed = sorted(k for k in desired if not current or desired[k] != have.get(k))
+    # Nomad updates an existing volume through the same endpoint that made it.
+    endpoint = path + '/create' if p['mode'] == 'create' else path
+    steps = [('put', endpoint, {'body': {'Volumes': [want]}})] if changed else []
+    return Plan(
+        steps,
+        before=dict((k, have.get(k)) for k in changed),
+        after=dict((k, desired[k]) for k in changed),
+        changed_fields=changed,
+    )
+
+
+def _plan_removal(p, path, current):
+    steps = []
+    if current and p['state'] == 'deleted':
+        # Secrets travel in a header, never in the URL that proxies log.
+        secrets = ','.join('%s=%s' % kv for kv in sorted(p['secrets'].items()))
+        steps.append(('delete', path + '/delete', {'headers': {'X-Nomad-CSI-Secrets': secrets} if secrets else None}))
+    elif current:
+        steps.append(('delete', path, {'params': {'force': str(p['force']).lower()}}))
+    destroyed = ', data destroyed' if p['state'] == 'deleted' and current else ''
+    return Plan(
+        steps,
+        before='volume %s: %s\n' % (p['id'], 'present' if current else 'absent'),
+        after='volume %s: absent%s\n' % (p['id'], destroyed),
+    )

@@ -1,0 +1,156 @@
+#!/bin/sh
+# Installed by the nomad_zfs.csi storage_host role; changes here are overwritten.
+#
+# zfs for democratic-csi running as the storage host's service user, with
+# zfs.cli.sudoEnabled false and zfs.cli.paths.zfs set to this file. Every zfs
+# command runs as the caller, so `zfs allow` decides what is permitted. Linux
+# keeps mounting, sharing and unmounting to root, so after (or before) the
+# commands that need it this asks root through the narrow sudo rule, for
+# datasets under the parent only. It runs with the caller's rights and grants
+# nothing the caller could not do by hand; it exists because democratic-csi's
+# sudo is all or nothing.
+#
+# The parent comes from a root-owned file the role writes, one line:
+#   parent=tank/nomad/csi
+set -u
+zfs=/usr/sbin/zfs
+conf=/etc/nomad-zfs-csi/zfs-wrapper.conf
+parent=
+while IFS= read -r line; do
+  case $line in parent=?*) parent=${line#parent=} ;; esac
+done <"$conf" || true
+if [ -z "$parent" ]; then
+  echo "nomad-zfs-csi: no parent= line in $conf; run the storage_host role" >&2
+  exit 1
+fi
+
+under_parent() {
+  case $1 in "$parent"/*) return 0 ;; esac
+  return 1
+}
+
+exists() { "$zfs" list -H -o name "$1" >/dev/null 2>&1; }
+
+as_root() {
+  sudo -n "$zfs" "$@" || {
+    echo "nomad-zfs-csi: sudo zfs $* failed; is the storage_host role's sudo rule in place?" >&2
+    return 1
+  }
+}
+
+# Mount a filesystem under the parent that should be mounted and is not, and
+# share it when its sharenfs asks for that. One zfs get; a missing dataset is
+# left alone.
+mount_and_share() {
+  under_parent "$1" || return 0
+  { read -r type; read -r canmount; read -r mounted; read -r sharenfs; } <<EOF
+$("$zfs" get -H -o value type,canmount,mounted,sharenfs "$1" 2>/dev/null)
+EOF
+  [ "$type" = filesystem ] && [ "$canmount" = on ] || return 0
+  if [ "$mounted" = no ]; then as_root mount "$1" || return 1; fi
+  if [ "$sharenfs" != off ]; then as_root share "$1" || return 1; fi
+}
+
+# The dataset and its descendants, parents first.
+mount_tree() {
+  "$zfs" list -H -r -t filesystem -o name "$1" | sort | while read -r name; do
+    mount_and_share "$name" || exit 1
+  done
+}
+
+# Unmount (and so unshare) the dataset and its descendants, children first.
+unmount_tree() {
+  under_parent "$1" || return 0
+  "$zfs" list -H -r -t filesystem -o name,mounted "$1" 2>/dev/null | sort -r | while read -r name mounted; do
+    if [ "$mounted" = yes ]; then as_root unmount "$name" || exit 1; fi
+  done
+}
+
+# Create missing ancestors one by one, unmounted, then mount them: "zfs create
+# -p" would try to mount them itself and fail without root.
+create_ancestors() {
+  under_parent "$1" || return 0
+  rest=${1#"$parent"/}
+  path=$parent
+  while [ "${rest#*/}" != "$rest" ]; do
+    path=$path/${rest%%/*}
+    rest=${rest#*/}
+    if ! exists "$path"; then "$zfs" create -u "$path" || return 1; fi
+    mount_and_share "$path" || return 1
+  done
+}
+
+last_arg() { for a in "$@"; do :; done; printf '%s\n' "$a"; }
+
+# "zfs create" flags: -p (parents) and -V (a volume, never mounted).
+scan_create_flags() {
+  parents=no volume=no skip=no
+  for a in "$@"; do
+    if [ "$skip" = yes ]; then skip=no; continue; fi
+    case $a in
+      -o | -b) skip=yes; continue ;;
+      -*=* | --* | [!-]*) continue ;;
+    esac
+    case $a in *p*) parents=yes ;; esac
+    case $a in *V) volume=yes skip=yes ;; *V*) volume=yes ;; esac
+  done
+}
+
+[ $# -gt 0 ] || exec "$zfs"
+sub=$1
+shift
+case $sub in
+  create)
+    target=$(last_arg "$@")
+    scan_create_flags "$@"
+    [ "$volume" = yes ] && exec "$zfs" create "$@"
+    if [ "$parents" = yes ]; then create_ancestors "$target" || exit 1; fi
+    "$zfs" create -u "$@"
+    rc=$?
+    # Also when it already existed (create -p succeeds, democratic-csi takes
+    # "dataset already exists" as success): a retry mounts what an interrupted
+    # create left unmounted.
+    mount_and_share "$target" || exit 1
+    exit $rc
+    ;;
+  clone)
+    target=$(last_arg "$@")
+    err=$("$zfs" clone "$@" 2>&1)
+    rc=$?
+    # zfs clone has no -u: without root it clones, then says so and exits 1.
+    case $err in *"successfully created, but it may only be mounted by root"*) rc=0 err= ;; esac
+    [ -z "$err" ] || printf '%s\n' "$err" >&2
+    if [ $rc -eq 0 ]; then mount_and_share "$target" || exit 1; fi
+    exit $rc
+    ;;
+  set)
+    case " $* " in *" sharenfs="*) ;; *) exec "$zfs" set "$@" ;; esac
+    # Without root, zfs set sharenfs stores the property, fails to export
+    # ("unable to reshare") and exits 0; root shares it instead.
+    target=$(last_arg "$@")
+    err=$("$zfs" set "$@" 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ]; then mount_and_share "$target" || rc=1; fi
+    [ $rc -eq 0 ] || printf '%s\n' "$err" >&2
+    exit $rc
+    ;;
+  destroy)
+    target=$(last_arg "$@")
+    case $target in *[@#]*) ;; *) unmount_tree "$target" || exit 1 ;; esac
+    exec "$zfs" destroy "$@"
+    ;;
+  rename)
+    target=$(last_arg "$@")
+    for source in "$@"; do case $source in -*) ;; *) break ;; esac; done
+    case $source in *@*) exec "$zfs" rename "$@" ;; esac
+    unmount_tree "$source" || exit 1
+    "$zfs" rename "$@" || exit $?
+    if under_parent "$target"; then mount_tree "$target" || exit 1; fi
+    ;;
+  mount | unmount | share)
+    exec sudo -n "$zfs" "$sub" "$@"
+    ;;
+  *)
+    exec "$zfs" "$sub" "$@"
+    ;;
+esac

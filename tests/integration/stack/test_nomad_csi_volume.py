@@ -1,0 +1,129 @@
+"""nomad_csi_volume on the stack, where democratic-csi makes each volume a dataset under the parent: check mode,
+idempotence, updates, a running workload's claim, registration of existing data, and bad input."""
+
+import time
+
+from conftest import PARENT
+
+# A service task, so the claim is held while the test looks at it.
+WORKLOAD = """job "workload" {
+  datacenters = ["*"]
+  group "g" {
+    volume "data" {
+      type            = "csi"
+      source          = "%s"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    task "write" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo written-by-$NOMAD_ALLOC_ID > /data/proof.txt && sleep 3600"]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+      resources {
+        cpu    = 50
+        memory = 64
+      }
+    }
+  }
+}
+"""
+
+
+def volume_args(**extra):
+    args = {'id': 't-vol-a', 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '2G'}
+    args.update(extra)
+    return args
+
+
+def exists(vm, name):
+    return vm.zfs('list', '-H', name, check=False).returncode == 0
+
+
+def test_create_is_idempotent_and_check_mode_changes_nothing(stack, run_local, vm):
+    checked = run_local('nomad_csi_volume', volume_args(), check=True)
+    assert checked['changed'] and not exists(vm, PARENT + '/t-vol-a')
+
+    made = run_local('nomad_csi_volume', volume_args(), diff=True)
+    assert made['changed'] and made['volume']['plugin_id'] == 'zfs', made
+    assert exists(vm, PARENT + '/t-vol-a')  # democratic-csi's CreateVolume ran
+    assert made['volume']['capacity'] == 1024**3
+
+    again = run_local('nomad_csi_volume', volume_args())
+    assert again['changed'] is False and again['changed_fields'] == []
+
+    wider = volume_args(
+        capabilities=[
+            {'access_mode': 'single-node-writer', 'attachment_mode': 'file-system'},
+            {'access_mode': 'single-node-reader-only', 'attachment_mode': 'file-system'},
+        ]
+    )
+    assert run_local('nomad_csi_volume', wider, check=True)['changed_fields'] == ['capabilities']
+    updated = run_local('nomad_csi_volume', wider)
+    assert updated['changed'] and len(updated['volume']['capabilities']) == 2, updated
+    assert run_local('nomad_csi_volume', wider)['changed'] is False
+
+
+def test_a_running_workload_holds_the_claim_and_sees_its_file(stack, run_local, vm):
+    assert not run_local('nomad_csi_volume', volume_args(id='t-vol-w')).failed
+    job = run_local('nomad_job', {'content': WORKLOAD % 't-vol-w', 'wait_timeout': 300})
+    assert not job.failed, job
+    alloc = job['allocations'][0]['id']
+    try:
+        deadline = time.monotonic() + 60
+        while vm.sh('cat /%s/t-vol-w/proof.txt' % PARENT, check=False).stdout.strip() != 'written-by-' + alloc:
+            assert time.monotonic() < deadline, 'the task wrote nothing onto the dataset'
+            time.sleep(2)
+        assert list(stack.get('/v1/volume/csi/t-vol-w')['WriteAllocs']) == [alloc]
+        info = run_local('nomad_csi_volume_info', {'id': 't-vol-w', 'claims': True})
+        [volume] = info['volumes']
+        assert volume['writers'] == 1 and volume['capacity'] == 1024**3, volume
+        assert [(c['allocation'], c['job'], c['access']) for c in volume['claims']] == [(alloc, 'workload', 'write')]
+        seen = stack.nomad('alloc', 'exec', alloc, 'cat', '/data/proof.txt')
+        assert seen.stdout.strip() == 'written-by-' + alloc  # read back through the task's mount
+    finally:
+        stack.nomad('job', 'stop', '-purge', 'workload', check=False)
+
+
+def test_register_then_absent_keeps_the_data(stack, run_local, vm):
+    """An existing dataset under the parent is registered as a volume; deregistering leaves it and its file."""
+    vm.zfs('create', '-o', 'refquota=1G', PARENT + '/t-pre-made')
+    vm.sh('echo data > /%s/t-pre-made/keep.txt' % PARENT)
+    reg = {
+        'id': 't-vol-r',
+        'plugin_id': 'zfs',
+        'mode': 'register',
+        'external_id': 't-pre-made',
+        'context': {'origin': 'test'},
+    }
+    made = run_local('nomad_csi_volume', reg)
+    assert made['changed'] and made['volume']['external_id'] == 't-pre-made', made
+    assert run_local('nomad_csi_volume', reg)['changed'] is False
+
+    moved = run_local('nomad_csi_volume', dict(reg, external_id='elsewhere'))
+    assert moved.failed and 'deregister it first' in moved['msg']
+
+    gone = run_local('nomad_csi_volume', {'id': 't-vol-r', 'state': 'absent'})
+    assert gone['changed'] and 't-vol-r' not in [v['ID'] for v in stack.get('/v1/volumes?type=csi')]
+    assert vm.sh('cat /%s/t-pre-made/keep.txt' % PARENT).stdout.strip() == 'data'
+    assert run_local('nomad_csi_volume', {'id': 't-vol-r', 'state': 'absent'})['changed'] is False
+
+
+def test_bad_input_names_the_field_and_changes_nothing(stack, run_local, vm):
+    assert not run_local('nomad_csi_volume', volume_args(id='t-vol-b')).failed
+    before = stack.get('/v1/volumes?type=csi'), vm.state(PARENT)
+    cases = {
+        'capacity_min': (volume_args(id='t-vol-x', capacity_min='12XB'), "capacity_min: '12XB' is not a size"),
+        'id': (volume_args(id='no/slash'), "id 'no/slash' is not a Nomad volume ID"),
+        'order': (volume_args(id='t-vol-x', capacity_min='2G', capacity_max='1G'), 'capacity_min (2G) is above'),
+        'plugin': (volume_args(id='t-vol-b', plugin_id='other'), 'belongs to plugin zfs, not other'),
+    }
+    for field, (args, message) in cases.items():
+        result = run_local('nomad_csi_volume', args)
+        assert result.failed and message in result['msg'], (field, result)
+    assert (stack.get('/v1/volumes?type=csi'), vm.state(PARENT)) == before

@@ -1,0 +1,52 @@
+"""zfs-local-dataset and zfs-local-zvol: democratic-csi as a root monolith on the Nomad client itself (the VM,
+whose pool holds the data), each deployed from the pack beside the zfs-generic-nfs plugin under its own plugin id
+and parent. The zvol driver formats each volume (ext4) and mounts it."""
+
+import subprocess
+
+import pytest
+
+from conftest import CACHE_BIN, LOCAL_PARENTS, REPO
+
+GIB = 1024**3
+# driver: (plugin id, parent, the property that holds the capacity)
+DRIVERS = {
+    'zfs-local-dataset': ('zfs-local', LOCAL_PARENTS[0], 'refquota'),
+    'zfs-local-zvol': ('zfs-local-zvol', LOCAL_PARENTS[1], 'volsize'),
+}
+
+
+@pytest.fixture(scope='module', params=sorted(DRIVERS))
+def local_plugin(request, stack):
+    """The pack's own path: `nomad-pack run` with the local stack's variables file, as the README gives it."""
+    plugin, parent, capacity_property = DRIVERS[request.param]
+    varfile = REPO / 'packs' / 'zfs_csi' / '.ci' / ('vars-%s-local-stack.hcl' % request.param)
+    ran = subprocess.run(
+        [str(CACHE_BIN / 'nomad-pack'), 'run', str(REPO / 'packs' / 'zfs_csi'), '-f', str(varfile)],
+        capture_output=True,
+        text=True,
+        env=stack.env,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    job = plugin + '-node'
+    healthy = stack.module('nomad_csi_plugin_info', {'plugin_id': plugin, 'wait_timeout': 300, 'jobs': [job]})
+    assert healthy['rc'] == 0 and healthy['healthy'], healthy
+    yield plugin, parent, capacity_property
+    stack.nomad('job', 'stop', '-purge', job, check=False)
+
+
+def test_a_volume_is_local_and_a_second_allocation_reads_the_file(stack, vm, local_plugin):
+    plugin, parent, capacity_property = local_plugin
+    made = stack.volume('t-local', plugin_id=plugin)
+    assert made['rc'] == 0 and made['changed'], made
+    out = vm.zfs('get', '-Hp', '-o', 'value', capacity_property, parent + '/t-local').stdout
+    assert out.strip() == str(GIB)
+    written = stack.workload('t-local', 'write')
+    assert written.startswith('written-by-')
+    assert stack.workload('t-local', 'read') == written
+    gone = stack.volume('t-local', plugin_id=plugin, state='deleted')
+    assert gone['rc'] == 0 and gone['changed'], gone
+    assert vm.zfs('list', parent + '/t-local', check=False).returncode != 0

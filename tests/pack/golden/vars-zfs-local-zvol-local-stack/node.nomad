@@ -1,0 +1,67 @@
+job "zfs-local-zvol-node" {
+  # Every client that may mount a volume runs the node plugin.
+  type = "system"
+
+  datacenters = ["*"]
+  node_pool   = "default"
+
+  constraint {
+    attribute = "${attr.kernel.name}"
+    value     = "linux"
+  }
+
+  group "node" {
+    task "plugin" {
+      driver = "raw_exec"
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
+
+      config {
+        # democratic-csi from source; without a mount namespace the socket is the host path Nomad gives.
+        command = "/opt/nzc/bin/node"
+        args = [
+          "/opt/nzc/democratic-csi/bin/democratic-csi",
+          "--csi-version=1.5.0",
+          "--csi-name=zfs-local-zvol",
+          "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
+          "--csi-mode=controller",
+          "--csi-mode=node",
+          "--server-socket=${CSI_ENDPOINT}",
+        ]
+      }
+
+      env {
+        CSI_NODE_ID = "${attr.unique.hostname}"
+      }
+
+      template {
+        destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        change_mode = "restart"
+        data        = <<EOH
+driver: zfs-local-zvol
+instance_id: "7a1d3e52-9c4b-4f0e-b8d6-2e5f7a9c1b03"
+zfs:
+  cli:
+    sudoEnabled: true
+  datasetParentName: "tank/nomad/localzvol"
+  detachedSnapshotsDatasetParentName: "tank/nomad/localzvol-snapshots"
+  datasetEnableQuotas: true
+  datasetEnableReservation: false
+  datasetPermissionsMode: "0777"
+EOH
+      }
+
+      csi_plugin {
+        id                     = "zfs-local-zvol"
+        type                   = "monolith"
+        mount_dir              = "/csi"
+        stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/monolith/zfs-local-zvol"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}

@@ -1,0 +1,111 @@
+"""nomad_job's main() with a fake Nomad client: Nomad's plan decides, check mode registers nothing."""
+
+import pytest
+
+from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_job
+from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
+
+JOB = {'ID': 'sleeper', 'Type': 'service', 'TaskGroups': [{'Name': 'g', 'Count': 1}]}
+HCL = 'job "sleeper" {}\n'
+
+
+@pytest.fixture
+def nomad(monkeypatch):
+    fake = FakeNomad().install(monkeypatch)
+    fake.handlers[('put', 'jobs/parse')] = lambda body, params: dict(JOB)
+    fake.plan_type = 'Added'
+    fake.handlers[('put', 'job/sleeper/plan')] = lambda body, params: {'Diff': {'Type': fake.plan_type}}
+    return fake
+
+
+def test_check_mode_is_the_plan_and_registers_nothing(run_main, nomad):
+    checked = run_main(nomad_job, {'content': HCL}, check=True)
+    assert checked['changed'] and checked['plan_diff_type'] == 'Added' and checked['version'] == -1
+    assert [c[1] for c in nomad.writes()] == ['jobs/parse', 'job/sleeper/plan']
+
+
+def test_registers_when_the_plan_differs_and_not_otherwise(run_main, nomad):
+    made = run_main(nomad_job, {'content': HCL, 'wait': False})
+    assert made['changed'] and made['version'] == 0 and nomad.writes()[-1][1] == 'jobs'
+    assert nomad.writes()[-1][2]['Job']['Namespace'] == 'default'
+    nomad.plan_type, nomad.objects['job/sleeper'] = 'None', {'ID': 'sleeper', 'Version': 3}
+    same = run_main(nomad_job, {'content': HCL, 'wait': False})
+    assert same['changed'] is False and same['version'] == 3 and nomad.writes()[-1][1] == 'job/sleeper/plan'
+
+
+def test_waits_until_the_new_version_runs(run_main, nomad):
+    nomad.objects['job/sleeper/allocations'] = [
+        {'ID': 'a1b2c3d4-0000', 'JobVersion': 0, 'DesiredStatus': 'run', 'ClientStatus': 'running', 'NodeName': 'n1'}
+    ]
+    made = run_main(nomad_job, {'content': HCL})
+    assert made['allocations'] == [{'id': 'a1b2c3d4-0000', 'node': 'n1', 'client_status': 'running', 'healthy': True}]
+
+
+def test_a_job_that_does_not_start_fails_with_its_events(run_main, nomad):
+    nomad.objects['job/sleeper/allocations'] = [
+        {
+            'ID': 'a1b2c3d4-0000',
+            'JobVersion': 0,
+            'DesiredStatus': 'run',
+            'ClientStatus': 'pending',
+            'TaskStates': {'t': {'Events': [{'Type': 'Driver Failure', 'DisplayMessage': 'no such file'}]}},
+        }
+    ]
+    failed = run_main(nomad_job, {'content': HCL, 'wait_timeout': 0})
+    assert failed['failed'] and failed['job_id'] == 'sleeper'
+    assert (
+        'job sleeper version 0 is not running after 0s: a1b2c3d4 pending (t: Driver Failure no such file)'
+        in failed['msg']
+    )
+
+
+def test_absent_stops_and_purges(run_main, nomad):
+    nomad.objects['job/sleeper'] = {'ID': 'sleeper', 'Version': 2, 'Stop': False}
+    stopped = run_main(nomad_job, {'content': HCL, 'state': 'absent', 'purge': True})
+    assert stopped['changed'] and stopped['version'] == -1
+    assert nomad.writes()[-1] == ('delete', 'job/sleeper', {'purge': 'true'})
+    assert run_main(nomad_job, {'content': HCL, 'state': 'absent'})['changed'] is False
+
+
+def test_the_failure_that_stopped_a_task_is_named_though_later_events_follow(run_main, nomad):
+    """The event types Nomad v1.11.3 gave in CI for a raw_exec task with a missing binary, 20 s in (the driver
+    failure's message shortened): the cause, then two events that only say the task stopped."""
+    events = [
+        {'Type': 'Received', 'DisplayMessage': 'Task received by client'},
+        {'Type': 'Driver Failure', 'DisplayMessage': 'failed to launch command with executor: /nonexistent/binary'},
+        {'Type': 'Not Restarting', 'DisplayMessage': 'Error was unrecoverable'},
+        {'Type': 'Alloc Unhealthy', 'DisplayMessage': 'Unhealthy because of failed task'},
+    ]
+    nomad.objects['job/sleeper/allocations'] = [
+        {
+            'ID': 'a1b2c3d4-0000',
+            'JobVersion': 0,
+            'DesiredStatus': 'run',
+            'ClientStatus': 'failed',
+            'TaskStates': {'t': {'Events': events}},
+        }
+    ]
+    failed = run_main(nomad_job, {'content': HCL, 'wait_timeout': 0})
+    assert (
+        'a1b2c3d4 failed (t: Driver Failure failed to launch command with executor: /nonexistent/binary; '
+        't: Not Restarting Error was unrecoverable; t: Alloc Unhealthy Unhealthy because of failed task)'
+    ) in failed['msg']
+
+
+def test_variables_and_files_go_to_the_parser_as_one_var_file(run_main, nomad, tmp_path):
+    varfile = tmp_path / 'prod.hcl'
+    varfile.write_text('region = "eu"\n')
+    seen = {}
+    nomad.handlers[('put', 'jobs/parse')] = lambda body, params: seen.update(body) or dict(JOB)
+    run_main(
+        nomad_job,
+        {'content': HCL, 'variable_files': [str(varfile)], 'variables': {'seconds': '600', 'n': 2}},
+        check=True,
+    )
+    assert seen['Variables'] == 'region = "eu"\nn = 2\nseconds = "600"\n' and seen['JobHCL'] == HCL
+
+
+def test_a_missing_variables_file_is_named_before_any_call(run_main, nomad, tmp_path):
+    failed = run_main(nomad_job, {'content': HCL, 'variable_files': [str(tmp_path / 'nope.hcl')]})
+    assert failed['failed'] and failed['msg'].startswith('variable_files: cannot read %s' % (tmp_path / 'nope.hcl'))
+    assert nomad.calls == []
