@@ -23,8 +23,9 @@ description:
     O(state=deleted), which asks the plugin to destroy the volume.
   - O(secrets) and O(mount_flags) are write-only (Nomad redacts them when read), so they are
     sent whenever the volume is written but never compared.
-  - Just after a plugin turns healthy, Nomad can still answer V(plugin has no controller) for a
-    while; O(mode=create) then retries for up to 120 seconds, since nothing was created.
+  - Every write retries for up to 120 seconds while Nomad answers V(plugin has no controller) (for a
+    while after a plugin turns healthy) or the plugin answers gRPC V(Aborted) (an operation on the
+    volume is still in progress, for example the node unstaging it for an allocation that just stopped).
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
@@ -162,12 +163,16 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import Pr
 
 # Nomad's rule for volume IDs.
 ID_RE = re.compile(r'^[a-zA-Z0-9_.-]{1,128}$')
-# Seen in CI on a fresh dev agent: the plugin read healthy, then the create got a 500 "plugin
-# has no controller", once for more than 30 s on a busy emulated VM. Nomad refuses before calling
-# the plugin, so a retry is safe; only volume creation gets this answer, so every write can go
-# through here.
+# Answers after which the same write succeeds a little later, so every write retries them for up to
+# RETRY_SECONDS:
+# - Nomad's 500 "plugin has no controller", seen in CI on a fresh dev agent right after the plugin
+#   read healthy (once for more than 30 s on a busy emulated VM); Nomad refuses before calling the plugin.
+# - The plugin's gRPC Aborted, which CSI defines as "an operation is pending for this volume, retry":
+#   democratic-csi answers it to a DeleteVolume that arrives while the node still unstages the volume
+#   for an allocation that just stopped.
 NO_CONTROLLER = 'plugin has no controller'
-NO_CONTROLLER_RETRY_SECONDS = 120
+ABORTED = 'code = Aborted'
+RETRY_SECONDS = 120
 
 
 def public(vol):
@@ -187,20 +192,22 @@ def public(vol):
     )
 
 
-def no_controller_yet(error):
-    return error.status == 500 and error.nomad_error.endswith(NO_CONTROLLER)
+def worth_retrying(error):
+    return error.status == 500 and (error.nomad_error.endswith(NO_CONTROLLER) or ABORTED in error.nomad_error)
 
 
-def put_retrying_no_controller(client, endpoint, body, seconds=None, pause=2):
+def call_retrying(call, seconds=None, pause=2):
+    """call(), again while Nomad answers worth_retrying; the last answer or error."""
+
     def attempt():
         try:
-            return client.put(endpoint, body)
+            return call()
         except NomadError as e:
-            if not no_controller_yet(e):
+            if not worth_retrying(e):
                 raise
             return e
 
-    seconds = NO_CONTROLLER_RETRY_SECONDS if seconds is None else seconds
+    seconds = RETRY_SECONDS if seconds is None else seconds
     answer, done = poll_until(attempt, lambda a: not isinstance(a, NomadError), seconds, pause=pause)
     if not done:
         raise answer
@@ -254,10 +261,8 @@ def converge(module, capacity):
             result['diff'].update(before_header='volume %s' % p['id'], after_header='volume %s' % p['id'])
     if plan.steps and not module.check_mode:
         for method, endpoint, kwargs in plan.steps:
-            if method == 'put':
-                put_retrying_no_controller(client, endpoint, kwargs['body'])
-            else:
-                client.delete(endpoint, **kwargs)
+            call = getattr(client, method)
+            call_retrying(lambda call=call, endpoint=endpoint, kwargs=kwargs: call(endpoint, **kwargs))
         if p['state'] == 'present':
             current = client.get(path)
     if current and p['state'] == 'present':

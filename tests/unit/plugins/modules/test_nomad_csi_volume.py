@@ -90,7 +90,7 @@ def test_create_then_nothing_to_do(run_main, nomad):
 
 
 def test_create_retries_while_nomad_says_the_plugin_has_no_controller(run_main, nomad, monkeypatch):
-    monkeypatch.setattr(nomad_csi_volume, 'NO_CONTROLLER_RETRY_SECONDS', 5)
+    monkeypatch.setattr(nomad_csi_volume, 'RETRY_SECONDS', 5)
     create = nomad.handlers[('put', 'volume/csi/pgdata/create')]
     answers = [
         NomadError(
@@ -157,6 +157,40 @@ def test_deleted_sends_secrets_in_a_header_and_absent_only_deregisters(run_main,
     assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'absent'})['changed'] is False
 
 
+# Nomad's answer in CI when DeleteVolume reached democratic-csi while its node service still unstaged the
+# volume for a workload stopped a moment before.
+LOCKED = (
+    'rpc error: controller delete volume: CSI.ControllerDeleteVolume: rpc error: code = Aborted desc = '
+    'operation locked due to in progress operation(s): ["volume_id_pgdata"]'
+)
+
+
+def test_deleted_retries_while_the_plugin_answers_aborted(run_main, nomad, monkeypatch):
+    nomad.objects['volume/csi/pgdata'] = READ
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    answers = [NomadError('Nomad at fake refused DELETE (500): ' + LOCKED, 500, LOCKED)] * 2
+
+    def locked_twice(body, params):
+        if answers:
+            raise answers.pop()
+
+    nomad.handlers[('delete', 'volume/csi/pgdata/delete')] = locked_twice
+    assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'})['changed']
+    assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/delete'] * 3
+
+
+def test_other_plugin_errors_are_not_retried(run_main, nomad):
+    nomad.objects['volume/csi/pgdata'] = READ
+    denied = 'rpc error: code = PermissionDenied desc = cannot destroy'
+
+    def refuse(body, params):
+        raise NomadError('Nomad at fake refused DELETE (500): ' + denied, 500, denied)
+
+    nomad.handlers[('delete', 'volume/csi/pgdata/delete')] = refuse
+    failed = run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'})
+    assert failed['failed'] and 'PermissionDenied' in failed['msg'] and len(nomad.writes()) == 1
+
+
 def test_a_shrink_is_refused_and_nothing_is_written(run_main, nomad):
     nomad.objects['volume/csi/pgdata'] = dict(READ, Capacity=2 * GIB, RequestedCapacityMax=2 * GIB)
     failed = run_main(nomad_csi_volume, ARGS)
@@ -178,7 +212,7 @@ def test_a_snapshot_source_is_sent_on_create_and_fixed_afterwards(run_main, noma
 
 
 def test_the_retry_gives_up_after_its_window_with_nomads_answer(run_main, nomad, monkeypatch):
-    monkeypatch.setattr(nomad_csi_volume, 'NO_CONTROLLER_RETRY_SECONDS', 0)
+    monkeypatch.setattr(nomad_csi_volume, 'RETRY_SECONDS', 0)
 
     def refuse(body, params):
         raise NomadError(
