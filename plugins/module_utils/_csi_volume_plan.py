@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import csi_secrets_header
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan, PlanError
 
 
@@ -113,9 +114,7 @@ def plan_volume(p, capacity, current):
 def _plan_removal(p, path, current):
     steps = []
     if current and p['state'] == 'deleted':
-        # Secrets travel in a header, never in the URL that proxies log.
-        secrets = ','.join('%s=%s' % kv for kv in sorted(p['secrets'].items()))
-        steps.append(('delete', path + '/delete', {'headers': {'X-Nomad-CSI-Secrets': secrets} if secrets else None}))
+        steps.append(('delete', path + '/delete', {'headers': csi_secrets_header(p['secrets'])}))
     elif current:
         steps.append(('delete', path, {'params': {'force': str(p['force']).lower()}}))
     destroyed = ', data destroyed' if p['state'] == 'deleted' and current else ''

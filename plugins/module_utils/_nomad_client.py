@@ -61,8 +61,8 @@ class NomadClient(object):
             region=params['region'],
         )
 
-    def get(self, path, params=None, missing_ok=False):
-        return self._call('get', path, params=params, missing_ok=missing_ok)
+    def get(self, path, params=None, missing_ok=False, headers=None):
+        return self._call('get', path, params=params, missing_ok=missing_ok, headers=headers)
 
     def get_text(self, path, params=None):
         """A plain-text read, such as a task's log; None when Nomad has none."""
@@ -121,6 +121,14 @@ class NomadClient(object):
         if not resp.content:
             return {}
         return resp.json()
+
+
+def csi_secrets_header(secrets):
+    """Nomad's X-Nomad-CSI-Secrets header for secrets, or None: CSI secrets travel in this header, never
+    in the URL that proxies log."""
+    if not secrets:
+        return None
+    return {'X-Nomad-CSI-Secrets': ','.join('%s=%s' % kv for kv in sorted(secrets.items()))}
 
 
 def _status(exc):

@@ -54,23 +54,69 @@ def test_a_second_allocation_reads_what_the_first_wrote(stack, vm):
     assert vm.sh('cat /%s/t-rw/proof.txt' % PARENT).stdout.strip() == written
 
 
-def test_a_nomad_snapshot_is_a_zfs_snapshot_and_a_volume_made_from_it_holds_the_file(stack, vm):
+def snapshot(stack, name, check=False, **extra):
+    args = {'plugin_id': 'zfs', 'source_volume_id': 't-snap-src', 'name': name}
+    args.update(extra)
+    return stack.module('nomad_csi_snapshot', args, check=check, diff=True)
+
+
+def zfs_snapshots(vm):
+    return vm.zfs('list', '-H', '-t', 'snapshot', '-o', 'name', '-r', PARENT).stdout.split()
+
+
+def test_a_snapshot_is_a_zfs_snapshot_and_volumes_from_it_and_from_a_clone_hold_the_file(stack, vm):
     created(stack, 't-snap-src')
-    vm.sh('echo before-the-snapshot > /%s/t-snap-src/file' % PARENT)
-    made = stack.api(
-        'PUT',
-        '/v1/volumes/snapshot',
-        {'Snapshots': [{'SourceVolumeID': 't-snap-src', 'Name': 'snap1', 'PluginID': 'zfs'}]},
-    )
-    snapshot = made['Snapshots'][0]
-    snapshots = vm.zfs('list', '-H', '-t', 'snapshot', '-o', 'name', '-r', PARENT).stdout.split()
-    assert any(name.startswith(PARENT + '/t-snap-src@') for name in snapshots), snapshots
-    vm.sh('echo after-the-snapshot > /%s/t-snap-src/file' % PARENT)
-    made = created(stack, 't-from-snap', snapshot_id=snapshot['ID'])
+    vm.sh('echo before-the-snapshot > /%s/t-snap-src/proof.txt' % PARENT)
+    checked = snapshot(stack, 'snap1', check=True)
+    assert checked['changed'] and 'snapshot' not in checked, checked
+    assert PARENT + '/t-snap-src@snap1' not in zfs_snapshots(vm)
+    taken = snapshot(stack, 'snap1')
+    assert taken['rc'] == 0 and taken['changed'], taken
+    assert taken['snapshot']['id'] == 't-snap-src@snap1' and taken['snapshot']['name'] == 'snap1', taken
+    assert PARENT + '/t-snap-src@snap1' in zfs_snapshots(vm)
+    again = snapshot(stack, 'snap1')
+    assert again['changed'] is False and again['snapshot']['id'] == 't-snap-src@snap1', again
+    vm.sh('echo after-the-snapshot > /%s/t-snap-src/proof.txt' % PARENT)
+    made = created(stack, 't-from-snap', snapshot_id=taken['snapshot']['id'])
     assert made['changed'], made
-    assert stack.volume('t-from-snap', snapshot_id=snapshot['ID'])['changed'] is False
-    assert vm.sh('cat /%s/t-from-snap/file' % PARENT).stdout.strip() == 'before-the-snapshot'
+    assert stack.volume('t-from-snap', snapshot_id=taken['snapshot']['id'])['changed'] is False
     assert props(vm, PARENT + '/t-from-snap', 'mounted', 'sharenfs')['mounted'] == 'yes'
+    assert stack.workload('t-from-snap', 'read') == 'before-the-snapshot'
+    cloned = created(stack, 't-clone', clone_id='t-snap-src')
+    assert cloned['changed'], cloned
+    assert stack.workload('t-clone', 'read') == 'after-the-snapshot'
+
+
+def test_snapshots_are_listed_and_deleted_as_zfs_shows_them(stack, vm):
+    created(stack, 't-snap-src')
+    attached = snapshot(stack, 'nightly')
+    detached = snapshot(stack, 'offsite', parameters={'detachedSnapshots': 'true'})
+    assert attached['rc'] == 0 and detached['rc'] == 0, (attached, detached)
+    assert detached['snapshot']['id'] == 't-snap-src/offsite', detached
+    assert exists(vm, SNAPSHOTS + '/t-snap-src/offsite')
+    listed = stack.module('nomad_csi_snapshot_info', {'plugin_id': 'zfs', 'source_volume_id': 't-snap-src'})
+    ids = sorted(s['id'] for s in listed['snapshots'])
+    assert {'t-snap-src@nightly', 't-snap-src/offsite'} <= set(ids), listed
+    assert all(s['external_source_volume_id'] == 't-snap-src' for s in listed['snapshots']), listed
+    on_zfs = {n for n in zfs_snapshots(vm) if n.startswith(PARENT + '/t-snap-src@')}
+    assert {PARENT + '/' + i for i in ids if '@' in i} == on_zfs
+    kept = snapshot(stack, 'nightly', check=True, state='absent')
+    assert kept['changed'] and PARENT + '/t-snap-src@nightly' in zfs_snapshots(vm), kept
+    for name in ('nightly', 'offsite'):
+        gone = snapshot(stack, name, state='absent')
+        assert gone['rc'] == 0 and gone['changed'], gone
+        assert snapshot(stack, name, state='absent')['changed'] is False
+    assert PARENT + '/t-snap-src@nightly' not in zfs_snapshots(vm)
+    assert not exists(vm, SNAPSHOTS + '/t-snap-src/offsite')
+
+
+def test_a_snapshot_of_a_missing_volume_or_a_bad_name_changes_nothing(stack, vm):
+    before = zfs_snapshots(vm)
+    missing = snapshot(stack, 'x', source_volume_id='t-no-such-volume')
+    assert missing['rc'] != 0 and 'source_volume_id t-no-such-volume: no such CSI volume' in missing['msg'], missing
+    bad = snapshot(stack, 'bad name')
+    assert bad['rc'] != 0 and 'name' in bad['msg'], bad
+    assert zfs_snapshots(vm) == before
 
 
 def test_a_raised_capacity_raises_refquota_and_the_workload_sees_it(stack, vm):

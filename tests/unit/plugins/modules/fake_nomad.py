@@ -16,6 +16,7 @@ class FakeNomad(object):
 
     def __init__(self, **objects):
         self.objects, self.handlers, self.calls, self.params, self.index = dict(objects), {}, [], None, 10
+        self.headers = []  # what each get sent
         self.namespace = 'default'
 
     def install(self, monkeypatch):
@@ -36,7 +37,8 @@ class FakeNomad(object):
             return handler(body, params)
         return None
 
-    def get(self, path, params=None, missing_ok=False):
+    def get(self, path, params=None, missing_ok=False, headers=None):
+        self.headers.append(headers)
         answer = self._answer('get', path, None, params)
         if answer is not None:
             return answer
