@@ -48,7 +48,7 @@ options:
     type: str
   parameters:
     description:
-      - Parameters for the plugin, for example V({detachedSnapshots: "true"}) to have democratic-csi copy
+      - Parameters for the plugin. democratic-csi's V(detachedSnapshots=true) copies
         the snapshot into its snapshots parent with zfs send and receive, so it outlives the volume.
       - Used when the snapshot is taken; an existing snapshot is not compared with them.
     type: dict
