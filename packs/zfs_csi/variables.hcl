@@ -76,6 +76,12 @@ variable "dataset_permissions_mode" {
   default     = ""
 }
 
+variable "volume_id_hash" {
+  description = "Hash democratic-csi makes each new volume's ID and dataset name from (_private.csi.volume.idHash.strategy): md5, crc8, crc16 or crc32; empty uses the volume's name. democratic-csi takes only names matching ^[a-z0-9][a-z0-9_-]*$, so Nomad per_alloc names such as web[0] need one."
+  type        = string
+  default     = ""
+}
+
 variable "ssh_host" {
   description = "Storage host the controller reaches over SSH (zfs-generic-* drivers)."
   type        = string

@@ -138,3 +138,20 @@ def test_the_local_stack_vars_file_agrees_with_the_inventory_contract():
         'zfs_cli_path': hcl['zfs_cli_path'],
     } == contract
     assert hcl['zfs_sudo'] == 'false'
+
+
+def test_the_readme_variables_table_is_variables_hcl():
+    """Every variable, its type and its default, as the README's table gives them."""
+    text = (PACK / 'variables.hcl').read_text()
+    declared = {}
+    for name, body in re.findall(r'^variable "(\w+)" \{\n(.*?)^\}', text, re.M | re.S):
+        kind = re.search(r'^\s*type\s*=\s*(.+)$', body, re.M).group(1).strip()
+        kind = 'list(object(...))' if kind == 'list(object({' else kind  # the table abbreviates the fields
+        default = re.search(r'^\s*default\s*=\s*(.+)$', body, re.M)
+        declared[name] = (kind, default.group(1).strip() if default else None)
+    rows = re.findall(
+        r'^\| `(\w+)` \| `([^`]+)` \| (?:`([^`]*)`|required|[^|]*) \|', (PACK / 'README.md').read_text(), re.M
+    )
+    documented = {name: (kind, default) for name, kind, default in rows}
+    assert set(documented) == set(declared)
+    assert {n: (declared[n][0], declared[n][1] or '') for n in declared} == documented

@@ -58,6 +58,13 @@
 [[- define "driver_config" -]]
 driver: [[ var "driver" . ]]
 instance_id: [[ var "instance_id" . | quote ]]
+[[- if var "volume_id_hash" . ]]
+_private:
+  csi:
+    volume:
+      idHash:
+        strategy: [[ var "volume_id_hash" . | quote ]]
+[[- end ]]
 [[- if hasPrefix "zfs-generic-" (var "driver" .) ]]
 sshConnection:
   host: [[ var "ssh_host" . | quote ]]
