@@ -37,6 +37,47 @@ def requested(p, capacity):
     return vol
 
 
+def items_from_spec(doc, namespace):
+    """nomad_csi_volume's options for each volume of a Nomad API body ({"Volumes": [...]}, as the zfs_csi pack
+    renders it and PUT /v1/volume/csi/:id/create takes it). ValueError names what does not fit."""
+    if not isinstance(doc, dict) or not isinstance(doc.get('Volumes'), list):
+        raise ValueError('no "Volumes" list at the top')
+    items = []
+    for i, vol in enumerate(doc['Volumes']):
+        if not isinstance(vol, dict):
+            raise ValueError('Volumes[%d] is not an object' % i)
+        if vol.get('Namespace') and vol['Namespace'] != namespace:
+            raise ValueError(
+                'Volumes[%d] is for namespace %s, not %s; set namespace to match' % (i, vol['Namespace'], namespace)
+            )
+        mount = vol.get('MountOptions') or {}
+        item = dict(
+            id=vol.get('ID'),
+            name=vol.get('Name') or None,
+            plugin_id=vol.get('PluginID') or None,
+            mode='register' if vol.get('ExternalID') else 'create',
+            external_id=vol.get('ExternalID') or None,
+            capacity_min=str(vol['RequestedCapacityMin']) if vol.get('RequestedCapacityMin') else None,
+            capacity_max=str(vol['RequestedCapacityMax']) if vol.get('RequestedCapacityMax') else None,
+            snapshot_id=vol.get('SnapshotID') or None,
+            clone_id=vol.get('CloneID') or None,
+            # .get: a missing mode is left for the options' validation to name.
+            capabilities=[
+                dict(access_mode=c.get('AccessMode'), attachment_mode=c.get('AttachmentMode'))
+                for c in vol.get('RequestedCapabilities') or []
+                if isinstance(c, dict)
+            ]
+            or None,
+            fs_type=mount.get('FSType') or '',
+            mount_flags=mount.get('MountFlags') or [],
+            parameters=vol.get('Parameters') or {},
+            context=vol.get('Context') or {},
+            secrets=vol.get('Secrets') or {},
+        )
+        items.append(dict((k, v) for k, v in item.items() if v is not None))
+    return items
+
+
 def capabilities_of(vol):
     """Nomad's RequestedCapabilities in the modules' own shape."""
     return [

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: nomad_csi_volume
-short_description: Create or register a Nomad CSI volume, or remove it
+short_description: Create or register Nomad CSI volumes, or remove them
 version_added: 0.1.0
 description:
   - With O(mode=create), Nomad asks the CSI plugin's controller to create the volume (for
@@ -23,6 +23,10 @@ description:
     O(state=deleted), which asks the plugin to destroy the volume.
   - O(secrets) and O(mount_flags) are write-only (Nomad redacts them when read), so they are
     sent whenever the volume is written but never compared.
+  - O(volumes) or O(spec_file) converge many volumes in one task. Each item takes this module's own
+    options for one volume, and every item is checked before Nomad is called, so a bad item changes
+    nothing. Nomad is asked for its list of volumes once; then each listed volume that is to stay is read,
+    and only what differs is written. A second run costs one list call, those reads, and no write.
   - Every write retries for up to 120 seconds while Nomad answers V(plugin has no controller) (for a
     while after a plugin turns healthy) or the plugin answers gRPC V(Aborted) (an operation on the
     volume is still in progress, for example the node unstaging it for an allocation that just stopped).
@@ -33,9 +37,25 @@ extends_documentation_fragment:
   - nomad_zfs.csi.nomad
 options:
   id:
-    description: The volume ID that jobs claim, for example C(pgdata).
+    description:
+      - The volume ID that jobs claim, for example C(pgdata). One of O(id), O(volumes) and O(spec_file) is required.
+      - democratic-csi takes only IDs (names, for O(mode=create)) matching V(^[a-z0-9][a-z0-9_-]*$), so Nomad's
+        C(per_alloc) names such as V(web[0]) need the zfs_csi pack's C(volume_id_hash).
     type: str
-    required: true
+  volumes:
+    description:
+      - Many volumes, each a dictionary of this module's options for one volume (O(id), O(name), O(plugin_id),
+        O(mode), ..., O(state), O(force)), which is then required to have O(id). O(plugin_id) is the default for items
+        that do not give one; the other options for one volume cannot be given beside O(volumes).
+    type: list
+    elements: dict
+  spec_file:
+    description:
+      - A JSON file of volumes in Nomad's API form, an object with a C(Volumes) list, such as the C(volumes.json) that
+        C(nomad-pack render) writes for the zfs_csi pack; converged like O(volumes).
+      - A volume with an C(ExternalID) is registered, any other created. A C(Namespace) in the file must be
+        O(namespace).
+    type: path
   name:
     description: Display name; for O(mode=create) also the name the plugin gives the volume. Defaults to O(id).
     type: str
@@ -131,6 +151,21 @@ EXAMPLES = r"""
       - access_mode: single-node-writer
         attachment_mode: file-system
 
+- name: Every volume the pack rendered (nomad-pack render packs/zfs_csi -f vars.hcl -o out)
+  nomad_zfs.csi.nomad_csi_volume:
+    spec_file: out/zfs_csi/volumes.json
+
+- name: Many volumes in one task
+  nomad_zfs.csi.nomad_csi_volume:
+    plugin_id: zfs
+    volumes:
+      - id: web-0
+        capacity_min: 1G
+      - id: web-1
+        capacity_min: 1G
+      - id: old-cache
+        state: deleted
+
 - name: Forget the volume in Nomad, keep its dataset
   nomad_zfs.csi.nomad_csi_volume:
     id: pgdata
@@ -140,24 +175,57 @@ EXAMPLES = r"""
 RETURN = r"""
 volume:
   description: The volume as Nomad reports it after the task, without secrets.
-  returned: when the volume exists after the task
+  returned: with O(id), when the volume exists after the task
   type: dict
   sample: {"id": "pgdata", "name": "pgdata", "plugin_id": "zfs", "external_id": "tank/nomad/csi/pgdata",
            "capacity": 1073741824, "schedulable": true,
            "capabilities": [{"access_mode": "single-node-writer", "attachment_mode": "file-system"}]}
 changed_fields:
-  description: Fields that differed from the request and were (or in check mode would be) written.
+  description:
+    - Fields that differed from the request and were (or in check mode would be) written.
+    - With many volumes, the fields that differed in any of them.
   returned: always
   type: list
   elements: str
   sample: [capabilities]
+volumes:
+  description: With O(volumes) or O(spec_file), one result per volume, in the given order.
+  returned: with O(volumes) or O(spec_file)
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: The volume ID.
+      type: str
+      sample: pgdata
+    changed:
+      description: Whether the volume was (or in check mode would be) written.
+      type: bool
+      sample: false
+    changed_fields:
+      description: Its fields that differed.
+      type: list
+      elements: str
+      sample: []
+    volume:
+      description: The volume as Nomad reports it after the task, as RV(volume); absent when it does not exist.
+      type: dict
+      sample: {"id": "pgdata", "capacity": 1073741824}
 """
 
+import json
 import re
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import capabilities_of, plan_volume
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import (
+    capabilities_of,
+    items_from_spec,
+    plan_volume,
+)
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import PropertyError, parse_size
 
@@ -214,42 +282,60 @@ def call_retrying(call, seconds=None, pause=2):
     return answer
 
 
-def check_input(module):
-    p = module.params
-    if not ID_RE.match(p['id']):
-        module.fail_json(
-            msg='id %r is not a Nomad volume ID; use up to 128 letters, digits, "-", "_" or ".".' % p['id']
+def check_volume(p, where=''):
+    """The requested (capacity_min, capacity_max) in bytes; PlanError naming the field (after where) and the fix."""
+    if not ID_RE.match(p['id'] or ''):
+        raise PlanError(
+            '%sid %r is not a Nomad volume ID; use up to 128 letters, digits, "-", "_" or ".".' % (where, p['id'])
         )
     if p['state'] != 'present':
         return (0, 0)
-    if not p['plugin_id']:
-        module.fail_json(msg='plugin_id is required with state=present; give the CSI plugin ID, e.g. zfs.')
-    if p['mode'] == 'register' and not p['external_id']:
-        module.fail_json(msg='external_id is required with mode=register; give the storage ID of the volume.')
-    if p['mode'] == 'create' and (p['external_id'] or p['context']):
-        module.fail_json(msg='external_id and context are for mode=register; the plugin chooses them with mode=create.')
-    if p['mode'] == 'register' and (p['capacity_min'] or p['capacity_max']):
-        module.fail_json(msg='capacity_min and capacity_max are for mode=create; a registered volume has its size.')
-    if p['mode'] == 'register' and (p['snapshot_id'] or p['clone_id']):
-        module.fail_json(msg='snapshot_id and clone_id are for mode=create; a registered volume exists already.')
+    refusals = [
+        (not p['plugin_id'], 'plugin_id is required with state=present; give the CSI plugin ID, e.g. zfs.'),
+        (
+            p['mode'] == 'register' and not p['external_id'],
+            'external_id is required with mode=register; give the storage ID of the volume.',
+        ),
+        (
+            p['mode'] == 'create' and (p['external_id'] or p['context']),
+            'external_id and context are for mode=register; the plugin chooses them with mode=create.',
+        ),
+        (
+            p['mode'] == 'register' and (p['capacity_min'] or p['capacity_max']),
+            'capacity_min and capacity_max are for mode=create; a registered volume has its size.',
+        ),
+        (
+            p['mode'] == 'register' and (p['snapshot_id'] or p['clone_id']),
+            'snapshot_id and clone_id are for mode=create; a registered volume exists already.',
+        ),
+        (p['snapshot_id'] and p['clone_id'], 'snapshot_id and clone_id are mutually exclusive; give one source.'),
+        (not p['capabilities'], 'capabilities is empty; give at least one access_mode/attachment_mode pair.'),
+    ]
+    for refused, why in refusals:
+        if refused:
+            raise PlanError(where + why)
     capacity = []
     for field in ('capacity_min', 'capacity_max'):
         try:
             capacity.append(parse_size(p[field]) if p[field] else 0)
         except PropertyError as e:
-            module.fail_json(msg='%s: %s' % (field, e))
+            raise PlanError('%s%s: %s' % (where, field, e))
     if capacity[1] and capacity[0] > capacity[1]:
-        module.fail_json(
-            msg='capacity_min (%s) is above capacity_max (%s); swap or raise capacity_max.'
-            % (p['capacity_min'], p['capacity_max'])
+        raise PlanError(
+            '%scapacity_min (%s) is above capacity_max (%s); swap or raise capacity_max.'
+            % (where, p['capacity_min'], p['capacity_max'])
         )
-    if not p['capabilities']:
-        module.fail_json(msg='capabilities is empty; give at least one access_mode/attachment_mode pair.')
     return tuple(capacity)
 
 
+def apply(client, plan):
+    for method, endpoint, kwargs in plan.steps:
+        call = getattr(client, method)
+        call_retrying(lambda call=call, endpoint=endpoint, kwargs=kwargs: call(endpoint, **kwargs))
+
+
 def converge(module, capacity):
-    """Read the volume, plan, apply unless in check mode; the module's result."""
+    """One volume: read it, plan, apply unless in check mode; the module's result."""
     p, client = module.params, module.client
     path = 'volume/csi/' + p['id']
     current = client.get(path, missing_ok=True)
@@ -260,9 +346,7 @@ def converge(module, capacity):
         if p['state'] == 'present':
             result['diff'].update(before_header='volume %s' % p['id'], after_header='volume %s' % p['id'])
     if plan.steps and not module.check_mode:
-        for method, endpoint, kwargs in plan.steps:
-            call = getattr(client, method)
-            call_retrying(lambda call=call, endpoint=endpoint, kwargs=kwargs: call(endpoint, **kwargs))
+        apply(client, plan)
         if p['state'] == 'present':
             current = client.get(path)
     if current and p['state'] == 'present':
@@ -270,49 +354,136 @@ def converge(module, capacity):
     return result
 
 
+def bulk_items(module):
+    """Every item of volumes or spec_file, validated as the single form's options, with their capacities.
+
+    All are checked before Nomad is called, so a bad item changes nothing.
+    """
+    p = module.params
+    for field, spec in VOLUME_OPTIONS.items():
+        if field not in ('id', 'plugin_id') and p[field] != spec.get('default'):
+            raise PlanError(
+                '%s is an option of one volume (id); with volumes or spec_file give it in each item.' % field
+            )
+    if p['volumes'] is not None:
+        labelled = [('volumes[%d].' % i, item) for i, item in enumerate(p['volumes'])]
+    else:
+        labelled = read_spec_file(p['spec_file'], p['namespace'])
+    seen, checked = set(), []
+    for label, item in labelled:
+        item = dict(item, plugin_id=item['plugin_id'] or p['plugin_id'], namespace=p['namespace'])
+        if item['id'] in seen:
+            raise PlanError('%sid %s is given twice; give each volume once.' % (label, item['id']))
+        seen.add(item['id'])
+        checked.append((item, check_volume(item, label)))
+    return checked
+
+
+def read_spec_file(path, namespace):
+    """The volumes of a JSON file as the zfs_csi pack renders it, as [(label, validated options)]."""
+    try:
+        with open(path) as f:
+            raw = items_from_spec(json.load(f), namespace)
+    except (IOError, OSError, ValueError) as e:
+        raise PlanError('spec_file %s: %s; give the volumes JSON that the zfs_csi pack renders.' % (path, e))
+    validator, labelled = ArgumentSpecValidator(VOLUME_OPTIONS), []
+    for i, item in enumerate(raw):
+        label = 'spec_file %s: Volumes[%d].' % (path, i)
+        checked = validator.validate(item)
+        if checked.error_messages:
+            raise PlanError(label + ' '.join(checked.error_messages))
+        labelled.append((label, checked.validated_parameters))
+    return labelled
+
+
+def converge_many(module):
+    """Many volumes: one list call, a read of each listed volume that is to be present, then the writes."""
+    client = module.client
+    items = bulk_items(module)
+    listed = set(v['ID'] for v in client.get('volumes', params={'type': 'csi'}) or [])
+    plans = []
+    for item, capacity in items:
+        path = 'volume/csi/' + item['id']
+        current = None
+        if item['id'] in listed:
+            # The list shows no capacity, capabilities or parameters; removal needs only to know it exists.
+            current = client.get(path, missing_ok=True) if item['state'] == 'present' else {'ID': item['id']}
+        plans.append((item, current, plan_volume(item, capacity, current)))
+    results, before, after = [], {}, {}
+    for item, current, plan in plans:
+        if plan.steps and not module.check_mode:
+            apply(client, plan)
+            current = client.get('volume/csi/' + item['id']) if item['state'] == 'present' else None
+        entry = dict(id=item['id'], changed=bool(plan.steps), changed_fields=plan.changed_fields)
+        if current and item['state'] == 'present':
+            entry['volume'] = public(current)
+        if plan.steps:
+            before[item['id']], after[item['id']] = plan.before, plan.after
+        results.append(entry)
+    result = dict(
+        changed=any(r['changed'] for r in results),
+        changed_fields=sorted(set(f for r in results for f in r['changed_fields'])),
+        volumes=results,
+    )
+    if module._diff:
+        result['diff'] = dict(before=before, after=after)
+    return result
+
+
+VOLUME_OPTIONS = dict(
+    id=dict(type='str', required=True),
+    name=dict(type='str'),
+    plugin_id=dict(type='str'),
+    mode=dict(type='str', choices=['create', 'register'], default='create'),
+    external_id=dict(type='str'),
+    capacity_min=dict(type='str'),
+    capacity_max=dict(type='str'),
+    snapshot_id=dict(type='str'),
+    clone_id=dict(type='str'),
+    capabilities=dict(
+        type='list',
+        elements='dict',
+        default=[dict(access_mode='single-node-writer', attachment_mode='file-system')],
+        options=dict(
+            access_mode=dict(
+                type='str',
+                required=True,
+                choices=[
+                    'single-node-reader-only',
+                    'single-node-writer',
+                    'multi-node-reader-only',
+                    'multi-node-single-writer',
+                    'multi-node-multi-writer',
+                ],
+            ),
+            attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']),
+        ),
+    ),
+    fs_type=dict(type='str', default=''),
+    mount_flags=dict(type='list', elements='str', default=[], no_log=False),
+    parameters=dict(type='dict', default={}),
+    context=dict(type='dict', default={}),
+    secrets=dict(type='dict', default={}, no_log=True),
+    state=dict(type='str', choices=['present', 'absent', 'deleted'], default='present'),
+    force=dict(type='bool', default=False),
+)
+
+
 def main():
+    single = dict(VOLUME_OPTIONS, id=dict(type='str'))
     module = NomadModule(
         argument_spec=dict(
-            id=dict(type='str', required=True),
-            name=dict(type='str'),
-            plugin_id=dict(type='str'),
-            mode=dict(type='str', choices=['create', 'register'], default='create'),
-            external_id=dict(type='str'),
-            capacity_min=dict(type='str'),
-            capacity_max=dict(type='str'),
-            snapshot_id=dict(type='str'),
-            clone_id=dict(type='str'),
-            capabilities=dict(
-                type='list',
-                elements='dict',
-                default=[dict(access_mode='single-node-writer', attachment_mode='file-system')],
-                options=dict(
-                    access_mode=dict(
-                        type='str',
-                        required=True,
-                        choices=[
-                            'single-node-reader-only',
-                            'single-node-writer',
-                            'multi-node-reader-only',
-                            'multi-node-single-writer',
-                            'multi-node-multi-writer',
-                        ],
-                    ),
-                    attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']),
-                ),
-            ),
-            fs_type=dict(type='str', default=''),
-            mount_flags=dict(type='list', elements='str', default=[], no_log=False),
-            parameters=dict(type='dict', default={}),
-            context=dict(type='dict', default={}),
-            secrets=dict(type='dict', default={}, no_log=True),
-            state=dict(type='str', choices=['present', 'absent', 'deleted'], default='present'),
-            force=dict(type='bool', default=False),
+            single,
+            volumes=dict(type='list', elements='dict', options=VOLUME_OPTIONS),
+            spec_file=dict(type='path'),
         ),
-        mutually_exclusive=[('snapshot_id', 'clone_id')],
+        required_one_of=[('id', 'volumes', 'spec_file')],
+        mutually_exclusive=[('id', 'volumes', 'spec_file')],
         supports_check_mode=True,
     )
-    capacity = check_input(module)
+    if module.params['id'] is None:
+        module.exit_json(**module.run(lambda: converge_many(module), changed_fields=[], volumes=[]))
+    capacity = module.run(lambda: check_volume(module.params), changed_fields=[])
     module.exit_json(**module.run(lambda: converge(module, capacity), changed_fields=[]))
 
 
