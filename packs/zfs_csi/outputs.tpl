@@ -1,10 +1,14 @@
 The [[ var "driver" . ]] plugin "[[ var "plugin_id" . ]]" is submitted.
+[[- $ns := "" ]][[ if var "namespace" . ]][[ $ns = printf " -namespace %s" (var "namespace" .) ]][[ end ]]
+[[- if hasPrefix "zfs-generic-" (var "driver" .) ]]
 
 1. Store the SSH key where the jobs read it (never in the pack's variables):
-     nomad var put [[ var "secrets_variable_path" . ]] ssh_private_key=@id_ed25519
+     nomad var put[[ $ns ]] [[ var "secrets_variable_path" . ]] ssh_private_key=@id_ed25519
+[[- end ]]
+
 2. Wait until the plugin is healthy:
      nomad plugin status [[ var "plugin_id" . ]]
-3. Render and register the volume specs:
+
+3. Create the volumes of the pack's volumes variable:
      nomad-pack render packs/zfs_csi -f YOUR.hcl -o out/
-     ansible localhost -m nomad_zfs.csi.nomad_csi_volume -a 'spec_file=out/zfs_csi/templates/volumes.json'
-   or PUT each entry to /v1/volume/csi/ID/create.
+     ansible localhost -m nomad_zfs.csi.nomad_csi_volume -a spec_file=out/zfs_csi/volumes.json

@@ -209,18 +209,25 @@ variable "node_resources" {
 }
 
 variable "volumes" {
-  description = "CSI volumes to render as JSON specs (templates/volumes.json): id, name, capacity_min/max (bytes), access_mode, attachment_mode, fs_type, mount_flags, parameters, context."
+  description = "CSI volumes for templates/volumes.json, in the shape of the nomad_csi_volume module's volumes option and the csi_plugin role's csi_plugin_volumes: id, then optionally name, mode, external_id, capacity_min/max (bytes or with a unit, e.g. 10G), snapshot_id, clone_id, capabilities (access_mode, attachment_mode), fs_type, mount_flags, parameters, context, state."
   type = list(object({
-    id              = string
-    name            = string
-    capacity_min    = number
-    capacity_max    = number
-    access_mode     = string
-    attachment_mode = string
-    fs_type         = string
-    mount_flags     = list(string)
-    parameters      = map(string)
-    context         = map(string)
+    id           = string
+    name         = optional(string)
+    mode         = optional(string)
+    external_id  = optional(string)
+    capacity_min = optional(string)
+    capacity_max = optional(string)
+    snapshot_id  = optional(string)
+    clone_id     = optional(string)
+    capabilities = optional(list(object({
+      access_mode     = string
+      attachment_mode = string
+    })))
+    fs_type     = optional(string)
+    mount_flags = optional(list(string))
+    parameters  = optional(map(string))
+    context     = optional(map(string))
+    state       = optional(string)
   }))
   default = []
 }

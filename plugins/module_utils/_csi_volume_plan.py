@@ -38,10 +38,25 @@ def requested(p, capacity):
 
 
 def items_from_spec(doc, namespace):
-    """nomad_csi_volume's options for each volume of a Nomad API body ({"Volumes": [...]}, as the zfs_csi pack
-    renders it and PUT /v1/volume/csi/:id/create takes it). ValueError names what does not fit."""
+    """nomad_csi_volume's options for each volume of a spec file; ValueError names what does not fit.
+
+    Two shapes: the zfs_csi pack's volumes.json ({"plugin_id": ..., "volumes": [the module's own options]}) and
+    Nomad's API body ({"Volumes": [...]}, as PUT /v1/volume/csi/:id/create takes it).
+    """
+    if isinstance(doc, dict) and isinstance(doc.get('volumes'), list):
+        if doc.get('namespace') and doc['namespace'] != namespace:
+            raise ValueError('it is for namespace %s, not %s; set namespace to match' % (doc['namespace'], namespace))
+        own = []
+        for i, vol in enumerate(doc['volumes']):
+            if not isinstance(vol, dict):
+                raise ValueError('volumes[%d] is not an object' % i)
+            vol = dict((k, v) for k, v in vol.items() if v is not None)
+            if doc.get('plugin_id'):
+                vol.setdefault('plugin_id', doc['plugin_id'])
+            own.append(vol)
+        return own
     if not isinstance(doc, dict) or not isinstance(doc.get('Volumes'), list):
-        raise ValueError('no "Volumes" list at the top')
+        raise ValueError('no "volumes" (or Nomad\'s "Volumes") list at the top')
     items = []
     for i, vol in enumerate(doc['Volumes']):
         if not isinstance(vol, dict):

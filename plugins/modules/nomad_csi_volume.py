@@ -51,10 +51,11 @@ options:
     elements: dict
   spec_file:
     description:
-      - A JSON file of volumes in Nomad's API form, an object with a C(Volumes) list, such as the C(volumes.json) that
-        C(nomad-pack render) writes for the zfs_csi pack; converged like O(volumes).
-      - A volume with an C(ExternalID) is registered, any other created. A C(Namespace) in the file must be
-        O(namespace).
+      - A JSON file of volumes, converged like O(volumes). Either the C(volumes.json) that C(nomad-pack render)
+        writes for the zfs_csi pack (an object with C(plugin_id), optionally C(namespace), and C(volumes), a list
+        in the shape of O(volumes)), or Nomad's API form (an object with a C(Volumes) list, as
+        C(PUT /v1/volume/csi/:id/create) takes it; a volume with an C(ExternalID) is registered, any other created).
+      - A namespace in the file must be O(namespace).
     type: path
   name:
     description: Display name; for O(mode=create) also the name the plugin gives the volume. Defaults to O(id).
@@ -388,7 +389,7 @@ def read_spec_file(path, namespace):
         raise PlanError('spec_file %s: %s; give the volumes JSON that the zfs_csi pack renders.' % (path, e))
     validator, labelled = ArgumentSpecValidator(VOLUME_OPTIONS), []
     for i, item in enumerate(raw):
-        label = 'spec_file %s: Volumes[%d].' % (path, i)
+        label = 'spec_file %s: volumes[%d].' % (path, i)
         checked = validator.validate(item)
         if checked.error_messages:
             raise PlanError(label + ' '.join(checked.error_messages))

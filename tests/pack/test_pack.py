@@ -50,7 +50,7 @@ def test_render_fmt_validate_plan(tools, agent, tmp_path, varfile):
         assert valid.returncode == 0 and 'Job validation successful' in valid.stdout, valid.stdout + valid.stderr
         assert 'connection to Nomad agent couldn' not in valid.stdout + valid.stderr
     volumes = json.loads((tmp_path / 'zfs_csi' / 'volumes.json').read_text())
-    assert isinstance(volumes['Volumes'], list)
+    assert isinstance(volumes['volumes'], list) and volumes['plugin_id']
     plan = tool([tools['nomad-pack'], 'plan', str(PACK), '-f', str(varfile)], env=agent.env)
     # Exit 255 is an error; 0 or 1 says whether allocations would change (a system job in an
     # empty node pool places none). The job diff is what must show: nothing is registered yet.

@@ -10,14 +10,13 @@ zfs_sudo_path            = "/usr/bin/env"
 dataset_permissions_mode = "0777"
 dataset_properties       = { compression = "lz4", atime = "off" }
 volumes = [{
-  id              = "pg-data"
-  name            = "pg-data"
-  capacity_min    = 1073741824
-  capacity_max    = 10737418240
-  access_mode     = "single-node-writer"
-  attachment_mode = "file-system"
-  fs_type         = "nfs"
-  mount_flags     = ["nfsvers=4.2", "nolock"]
-  parameters      = {}
-  context         = {}
+  id           = "pg-data"
+  capacity_min = "1G"
+  capacity_max = "10G"
+  capabilities = [{ access_mode = "single-node-writer", attachment_mode = "file-system" }]
+  fs_type      = "nfs"
+  mount_flags  = ["nfsvers=4.2", "nolock"]
+  }, {
+  id          = "pg-restored"
+  snapshot_id = "pg-data@before-upgrade"
 }]

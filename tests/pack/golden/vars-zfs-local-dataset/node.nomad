@@ -60,6 +60,11 @@ job "zfs-node" {
         data        = <<EOH
 driver: zfs-local-dataset
 instance_id: "5a9d0a0e-3c1b-4bb2-9f52-0f8c1a1e7d33"
+_private:
+  csi:
+    volume:
+      idHash:
+        strategy: "md5"
 zfs:
   cli:
     sudoEnabled: true

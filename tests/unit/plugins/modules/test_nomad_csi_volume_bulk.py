@@ -2,6 +2,7 @@
 of what differs, and every item checked before Nomad is called."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +10,7 @@ from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_csi_volume
 from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
 
 GIB = 1024**3
+GOLDEN = Path(__file__).parents[3] / 'pack' / 'golden'
 IDS = ['web-0', 'web-1', 'web-2']
 ITEMS = [{'id': i, 'capacity_min': '1G', 'capacity_max': '1G'} for i in IDS]
 # The zfs_csi pack's volumes.json for those three volumes, as `nomad-pack render` wrote it (one shown in full).
@@ -115,7 +117,18 @@ def test_single_volume_options_beside_volumes_are_refused(run_main, nomad):
     assert failed['failed'] and 'capacity_min is an option of one volume' in failed['msg'] and nomad.calls == []
 
 
-def test_the_packs_spec_file_as_it_is_and_then_nothing_to_do(run_main, nomad, tmp_path):
+def test_the_packs_rendered_volumes_json_as_it_is(run_main, nomad):
+    """The file nomad-pack v0.4.2 rendered from packs/zfs_csi/.ci/vars-zfs-generic-nfs.hcl (the golden copy)."""
+    spec = GOLDEN / 'vars-zfs-generic-nfs' / 'volumes.json'
+    checked = run_main(nomad_csi_volume, {'spec_file': str(spec)}, check=True, diff=True)
+    assert [v['id'] for v in checked['volumes']] == ['pg-data', 'pg-restored'], checked
+    pg = checked['diff']['after']['pg-data']
+    assert (pg['capacity_min'], pg['capacity_max'], pg['plugin_id']) == (GIB, 10 * GIB, 'zfs')
+    assert pg['capabilities'] == [['single-node-writer', 'file-system']] and pg['fs_type'] == 'nfs'
+    assert nomad.writes() == []
+
+
+def test_nomads_api_form_as_a_spec_file_and_then_nothing_to_do(run_main, nomad, tmp_path):
     spec = tmp_path / 'volumes.json'
     spec.write_text(json.dumps(SPEC))
     made = run_main(nomad_csi_volume, {'spec_file': str(spec)})
@@ -129,11 +142,16 @@ def test_the_packs_spec_file_as_it_is_and_then_nothing_to_do(run_main, nomad, tm
     'content, message',
     [
         ('{"Volumes": [', 'spec_file'),
-        ('{"volumes": []}', 'no "Volumes" list at the top'),
+        ('{"Volume": []}', 'no "volumes" (or Nomad\'s "Volumes") list at the top'),
+        (
+            '{"plugin_id": "zfs", "volumes": [{"id": "web-0", "capacity_min": "12XB"}]}',
+            "volumes[0].capacity_min: '12XB' is not a size",
+        ),
+        ('{"volumes": [{"id": "web-0", "colour": "red"}]}', 'volumes[0].colour. Supported parameters include'),
         (json.dumps({'Volumes': [dict(SPEC['Volumes'][0], Namespace='prod')]}), 'for namespace prod, not default'),
         (
             json.dumps({'Volumes': [dict(SPEC['Volumes'][0], RequestedCapabilities=[{'AccessMode': 'x'}])]}),
-            'Volumes[0].',
+            'volumes[0].',
         ),
     ],
 )
