@@ -1,0 +1,59 @@
+"""The zfs_csi pack's outputs.tpl: its next steps, run exactly as printed (with YOUR.hcl filled in), create the
+volumes of the pack's volumes variable on the stack."""
+
+import shlex
+import subprocess
+
+from conftest import CACHE_BIN, PARENT, REPO
+
+STACK_VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-nfs-local-stack.hcl'
+VOLUMES = """volumes = [{
+  id           = "t-out-a"
+  capacity_min = "1G"
+  capacity_max = "1G"
+  }, {
+  id           = "t-out-b"
+  capacity_min = "1G"
+  capacity_max = "1G"
+  capabilities = [{ access_mode = "multi-node-multi-writer", attachment_mode = "file-system" }]
+}]
+"""
+
+
+def printed_steps(stack, cwd, var_files):
+    """The indented command lines of the pack's output, as nomad-pack prints them."""
+    argv = [str(CACHE_BIN / 'nomad-pack'), 'render', 'packs/zfs_csi', '--render-output-template']
+    for f in var_files:
+        argv += ['-f', f]
+    out = subprocess.run(argv, cwd=cwd, env=stack.env, capture_output=True, text=True, timeout=300, check=True).stdout
+    return [line.strip() for line in out.splitlines() if line.startswith('     ') and line.strip()]
+
+
+def test_the_printed_next_steps_create_the_volumes(stack, vm, tmp_path):
+    (tmp_path / 'packs').symlink_to(REPO / 'packs')
+    (tmp_path / 'stack.hcl').write_text(STACK_VARS.read_text() + VOLUMES)
+    steps = printed_steps(stack, tmp_path, ['stack.hcl'])
+    assert [s.split()[0] for s in steps] == ['nomad', 'nomad', 'nomad-pack', 'ansible'], steps
+    # The key the stack's controller uses already, without the newline that site.yml's file lookup strips,
+    # so the variable's content and the plugin stay as they are.
+    (tmp_path / 'id_ed25519').write_text(open(stack.env['ZFSVM_KEY']).read().rstrip('\n'))
+    env = dict(stack.env, PATH='%s:%s:%s' % (CACHE_BIN, REPO / '.venv' / 'bin', stack.env['PATH']))
+    for step in steps:
+        ran = subprocess.run(
+            shlex.split(step.replace('YOUR.hcl', 'stack.hcl')),
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert ran.returncode == 0, '%s\n%s%s' % (step, ran.stdout, ran.stderr)
+    for volume in ('t-out-a', 't-out-b'):
+        assert vm.zfs('get', '-Hp', '-o', 'value', 'refquota', PARENT + '/' + volume).stdout.strip() == str(1024**3)
+    modes = {v['ID']: v['RequestedCapabilities'][0]['AccessMode'] for v in map(stack.get, ('/v1/volume/csi/t-out-b',))}
+    assert modes == {'t-out-b': 'multi-node-multi-writer'}
+    again = subprocess.run(
+        shlex.split(steps[-1]), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert again.returncode == 0 and '"changed": false' in again.stdout, again.stdout
