@@ -367,12 +367,17 @@ def bulk_items(module):
                 '%s is an option of one volume (id); with volumes or spec_file give it in each item.' % field
             )
     if p['volumes'] is not None:
-        labelled = [('volumes[%d].' % i, item) for i, item in enumerate(p['volumes'])]
+        raw = [('volumes[%d].' % i, item) for i, item in enumerate(p['volumes'])]
     else:
-        labelled = read_spec_file(p['spec_file'], p['namespace'])
-    seen, checked = set(), []
-    for label, item in labelled:
-        item = dict(item, plugin_id=item['plugin_id'] or p['plugin_id'], namespace=p['namespace'])
+        raw = read_spec_file(p['spec_file'], p['namespace'])
+    validator, seen, checked = ArgumentSpecValidator(VOLUME_OPTIONS), set(), []
+    for label, item in raw:
+        hide_secrets(module, item)
+        validated = validator.validate(item)
+        if validated.error_messages:
+            raise PlanError(label + ' '.join(validated.error_messages))
+        item = validated.validated_parameters
+        item.update(plugin_id=item['plugin_id'] or p['plugin_id'], namespace=p['namespace'])
         if item['id'] in seen:
             raise PlanError('%sid %s is given twice; give each volume once.' % (label, item['id']))
         seen.add(item['id'])
@@ -380,21 +385,24 @@ def bulk_items(module):
     return checked
 
 
+def hide_secrets(module, item):
+    """An item's secrets join the values Ansible masks in every result, as the single form's no_log secrets do.
+
+    The items are validated here, not by the argument spec, so the documentation lists their options once.
+    """
+    secrets = item.get('secrets') if isinstance(item, dict) else None
+    if isinstance(secrets, dict):
+        module.no_log_values.update(str(v) for v in secrets.values() if v not in (None, ''))
+
+
 def read_spec_file(path, namespace):
-    """The volumes of a JSON file as the zfs_csi pack renders it, as [(label, validated options)]."""
+    """The volumes of a JSON file that the zfs_csi pack renders (or in Nomad's API form), as [(label, item)]."""
     try:
         with open(path) as f:
             raw = items_from_spec(json.load(f), namespace)
     except (IOError, OSError, ValueError) as e:
         raise PlanError('spec_file %s: %s; give the volumes JSON that the zfs_csi pack renders.' % (path, e))
-    validator, labelled = ArgumentSpecValidator(VOLUME_OPTIONS), []
-    for i, item in enumerate(raw):
-        label = 'spec_file %s: volumes[%d].' % (path, i)
-        checked = validator.validate(item)
-        if checked.error_messages:
-            raise PlanError(label + ' '.join(checked.error_messages))
-        labelled.append((label, checked.validated_parameters))
-    return labelled
+    return [('spec_file %s: volumes[%d].' % (path, i), item) for i, item in enumerate(raw)]
 
 
 def converge_many(module):
@@ -475,7 +483,7 @@ def main():
     module = NomadModule(
         argument_spec=dict(
             single,
-            volumes=dict(type='list', elements='dict', options=VOLUME_OPTIONS),
+            volumes=dict(type='list', elements='dict'),
             spec_file=dict(type='path'),
         ),
         required_one_of=[('id', 'volumes', 'spec_file')],

@@ -161,3 +161,15 @@ def test_a_bad_spec_file_changes_nothing(run_main, nomad, tmp_path, content, mes
     failed = run_main(nomad_csi_volume, {'spec_file': str(spec)})
     assert failed['failed'] and message in failed['msg'] and str(spec) in failed['msg'], failed
     assert nomad.calls == []
+
+
+def test_secrets_of_items_are_masked_in_the_result_and_sent_to_nomad(run_main, nomad):
+    items = [
+        dict(ITEMS[0], secrets={'token': 'hush-4242'}),
+        dict(ITEMS[1], capacity_min='12XB', secrets={'k': 'sh-77'}),
+    ]
+    failed = run_main(nomad_csi_volume, {'plugin_id': 'zfs', 'volumes': items})
+    assert failed['failed'] and 'hush-4242' not in repr(failed) and 'sh-77' not in repr(failed)
+    made = run_main(nomad_csi_volume, {'plugin_id': 'zfs', 'volumes': items[:1]}, diff=True)
+    assert made['changed'] and 'hush-4242' not in repr(made)
+    assert nomad.writes()[0][2]['Volumes'][0]['Secrets'] == {'token': 'hush-4242'}

@@ -47,7 +47,7 @@ def test_absent_deletes_with_the_index_it_read(run_main, nomad):
 @pytest.mark.parametrize(
     'args, message',
     [
-        ({'path': 'bad path!', 'items': {'k': 'v'}}, "path 'bad path!' is not a Nomad variable path"),
+        ({'path': 'bad path!', 'items': {'k': 'a-secret'}}, "path 'bad path!' is not a Nomad variable path"),
         ({'path': PATH, 'items': {'k': 1}}, 'items: values must be strings; quote the value of k'),
         ({'path': PATH}, 'items is empty'),
     ],
