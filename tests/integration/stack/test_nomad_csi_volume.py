@@ -127,3 +127,32 @@ def test_bad_input_names_the_field_and_changes_nothing(stack, run_local, vm):
         result = run_local('nomad_csi_volume', args)
         assert result.failed and message in result['msg'], (field, result)
     assert (stack.get('/v1/volumes?type=csi'), vm.state(PARENT)) == before
+
+
+def test_a_stuck_claim_is_released_with_force(stack, run_local, vm):
+    """With the node plugin gone, a stopped allocation's claim cannot be released: Nomad refuses to deregister the
+    volume until force drops the claims of terminal allocations."""
+    assert not run_local('nomad_csi_volume', volume_args(id='t-vol-stuck')).failed
+    job = run_local('nomad_job', {'content': WORKLOAD % 't-vol-stuck', 'wait_timeout': 300})
+    assert not job.failed, job
+    node_job = stack.get('/v1/job/zfs-node')
+    try:
+        stack.nomad('job', 'stop', 'zfs-node')
+        stack.nomad('job', 'stop', '-purge', 'workload')
+        deadline = time.monotonic() + 120
+        while not stack.get('/v1/volume/csi/t-vol-stuck')['WriteAllocs']:
+            assert time.monotonic() < deadline, 'the claim went away without the node plugin'
+            time.sleep(2)
+        held = run_local('nomad_csi_volume', {'id': 't-vol-stuck', 'state': 'absent'})
+        assert held.failed and 'in use' in held['msg'], held
+        assert 't-vol-stuck' in [v['ID'] for v in stack.get('/v1/volumes?type=csi')]
+        forced = run_local('nomad_csi_volume', {'id': 't-vol-stuck', 'state': 'absent', 'force': True})
+        assert forced['changed'] and not forced.failed, forced
+        assert 't-vol-stuck' not in [v['ID'] for v in stack.get('/v1/volumes?type=csi')]
+        assert exists(vm, PARENT + '/t-vol-stuck')  # deregistered, the data kept
+    finally:
+        stack.nomad('job', 'stop', '-purge', 'workload', check=False)
+        stack.api('POST', '/v1/jobs', {'Job': dict(node_job, Stop=False)})
+        stack.wait_healthy()
+        # The mount the missing node plugin could not take down, so the dataset can go later.
+        vm.sh("awk '$1 ~ /t-vol-stuck/ {print $2}' /proc/mounts | xargs -r umount -l", check=False)

@@ -21,12 +21,13 @@ VOLUMES = """volumes = [{
 
 
 def printed_steps(stack, cwd, var_files):
-    """The indented command lines of the pack's output, as nomad-pack prints them."""
+    """The indented command lines of the pack's output, as nomad-pack prints them after the rendered jobs."""
     argv = [str(CACHE_BIN / 'nomad-pack'), 'render', 'packs/zfs_csi', '--render-output-template']
     for f in var_files:
         argv += ['-f', f]
     out = subprocess.run(argv, cwd=cwd, env=stack.env, capture_output=True, text=True, timeout=300, check=True).stdout
-    return [line.strip() for line in out.splitlines() if line.startswith('     ') and line.strip()]
+    outputs = out.split('\noutputs.tpl:\n', 1)[1]
+    return [line.strip() for line in outputs.splitlines() if line.startswith('     ') and line.strip()]
 
 
 def test_the_printed_next_steps_create_the_volumes(stack, vm, tmp_path):
