@@ -2,8 +2,8 @@ The [[ var "driver" . ]] plugin "[[ var "plugin_id" . ]]" is submitted.
 [[- $ns := "" ]][[ if var "namespace" . ]][[ $ns = printf " -namespace %s" (var "namespace" .) ]][[ end ]]
 [[- if hasPrefix "zfs-generic-" (var "driver" .) ]]
 
-1. Store the SSH key where the jobs read it (never in the pack's variables):
-     nomad var put[[ $ns ]] [[ var "secrets_variable_path" . ]] ssh_private_key=@id_ed25519
+1. Store the SSH key where the jobs read it (never in the pack's variables; -force replaces a stored one):
+     nomad var put -force[[ $ns ]] [[ var "secrets_variable_path" . ]] ssh_private_key=@id_ed25519
 [[- end ]]
 
 2. Wait until the plugin is healthy:
