@@ -54,7 +54,8 @@ def timed(argv, env):
 
 def converge(env, impl, volumes_file):
     env = dict(env, BENCH_IMPL=impl, BENCH_VOLUMES=str(volumes_file))
-    seconds, out = timed([str(BIN / 'ansible-playbook'), '-i', 'localhost,', str(HERE / 'volume_converge.yml')], env)
+    argv = [str(BIN / 'ansible-playbook'), '-i', 'localhost,', '-e', 'ansible_python_interpreter=%s' % sys.executable]
+    seconds, out = timed(argv + [str(HERE / 'volume_converge.yml')], env)
     return seconds, int(out.rsplit('changed=', 1)[1].split()[0])
 
 
