@@ -76,13 +76,7 @@ def items_from_spec(doc, namespace):
             capacity_max=str(vol['RequestedCapacityMax']) if vol.get('RequestedCapacityMax') else None,
             snapshot_id=vol.get('SnapshotID') or None,
             clone_id=vol.get('CloneID') or None,
-            # .get: a missing mode is left for the options' validation to name.
-            capabilities=[
-                dict(access_mode=c.get('AccessMode'), attachment_mode=c.get('AttachmentMode'))
-                for c in vol.get('RequestedCapabilities') or []
-                if isinstance(c, dict)
-            ]
-            or None,
+            capabilities=capabilities_of(vol) or None,
             fs_type=mount.get('FSType') or '',
             mount_flags=mount.get('MountFlags') or [],
             parameters=vol.get('Parameters') or {},
@@ -95,9 +89,11 @@ def items_from_spec(doc, namespace):
 
 def capabilities_of(vol):
     """Nomad's RequestedCapabilities in the modules' own shape."""
+    # .get: a spec file's missing mode is left for the options' validation to name.
     return [
-        dict(access_mode=c['AccessMode'], attachment_mode=c['AttachmentMode'])
+        dict(access_mode=c.get('AccessMode'), attachment_mode=c.get('AttachmentMode'))
         for c in vol.get('RequestedCapabilities') or []
+        if isinstance(c, dict)
     ]
 
 
