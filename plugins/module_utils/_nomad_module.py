@@ -24,6 +24,9 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 
+# Default timeout of the modules whose calls wait on a CSI plugin creating, snapshotting or destroying storage.
+CSI_CALL_TIMEOUT = 120
+
 
 def nomad_argument_spec(**own):
     """The shared connection options plus the module's own."""

@@ -62,6 +62,13 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  timeout:
+    description:
+      - Seconds to wait for each HTTP call.
+      - Longer than other modules' 10, because Nomad answers only once the CSI plugin has taken or deleted the
+        snapshot.
+    type: int
+    default: 120
 notes:
   - Deleting a snapshot destroys its data; a volume cloned from it may keep the plugin from deleting it.
 seealso:
@@ -141,7 +148,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_snapshot_plan i
     plan_snapshot,
     public,
 )
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
 
 # democratic-csi refuses other characters in snapshot names.
 NAME_RE = re.compile(r'^[a-zA-Z0-9_\-:.+]{1,128}$')
@@ -190,6 +197,7 @@ def main():
             parameters=dict(type='dict', default={}),
             secrets=dict(type='dict', default={}, no_log=True),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
+            timeout=dict(type='int', default=CSI_CALL_TIMEOUT),
         ),
         supports_check_mode=True,
     )

@@ -139,6 +139,13 @@ options:
     description: With O(state=absent), deregister even if allocations still claim the volume.
     type: bool
     default: false
+  timeout:
+    description:
+      - Seconds to wait for each HTTP call.
+      - Longer than other modules' 10, because Nomad answers a create or delete only once the CSI plugin has
+        made or destroyed the storage.
+    type: int
+    default: 120
 """
 
 EXAMPLES = r"""
@@ -225,7 +232,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan imp
     plan_volume,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import PropertyError, parse_size
@@ -485,6 +492,7 @@ def main():
             single,
             volumes=dict(type='list', elements='dict'),
             spec_file=dict(type='path'),
+            timeout=dict(type='int', default=CSI_CALL_TIMEOUT),
         ),
         required_one_of=[('id', 'volumes', 'spec_file')],
         mutually_exclusive=[('id', 'volumes', 'spec_file')],

@@ -97,7 +97,7 @@ class Stack(object):
         return out
 
     def volume(self, volume_id, **extra):
-        args = {'id': volume_id, 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '1G', 'timeout': 120}
+        args = {'id': volume_id, 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '1G'}
         args.update(extra)
         return self.module('nomad_csi_volume', args)
 

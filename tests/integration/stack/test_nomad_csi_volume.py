@@ -36,7 +36,7 @@ WORKLOAD = """job "workload" {
 
 
 def volume_args(**extra):
-    args = {'id': 't-vol-a', 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '2G', 'timeout': 120}
+    args = {'id': 't-vol-a', 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '2G'}
     args.update(extra)
     return args
 
