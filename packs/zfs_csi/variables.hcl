@@ -209,7 +209,7 @@ variable "node_resources" {
 }
 
 variable "volumes" {
-  description = "CSI volumes for templates/volumes.json, in the shape of the nomad_csi_volume module's volumes option and the csi_plugin role's csi_plugin_volumes: id, then optionally name, mode, external_id, capacity_min/max (bytes or with a unit, e.g. 10G), snapshot_id, clone_id, capabilities (access_mode, attachment_mode), fs_type, mount_flags, parameters, context, state."
+  description = "CSI volumes for templates/volumes.json, in the shape of the nomad_csi_volume module's volumes option and the csi_plugin role's csi_plugin_volumes: id, then optionally name, mode, external_id, capacity_min/max (bytes or with a unit, e.g. 10G), snapshot_id, clone_id, capabilities (access_mode, attachment_mode), topology (required, preferred: lists of segment maps), fs_type, mount_flags, parameters, context, state."
   type = list(object({
     id           = string
     name         = optional(string)
@@ -223,6 +223,10 @@ variable "volumes" {
       access_mode     = string
       attachment_mode = string
     })))
+    topology = optional(object({
+      required  = optional(list(map(string)))
+      preferred = optional(list(map(string)))
+    }))
     fs_type     = optional(string)
     mount_flags = optional(list(string))
     parameters  = optional(map(string))

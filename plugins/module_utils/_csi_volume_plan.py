@@ -12,8 +12,12 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan, PlanError
 
 
-def requested(p, capacity):
-    """The API body for one volume, secrets included."""
+def requested(p, capacity, current=None):
+    """The API body for one volume, secrets included.
+
+    Without a topology option the body keeps the current volume's: Nomad refuses to change the topology
+    request of a volume that has topologies, so an update must send the same one.
+    """
     vol = {
         'ID': p['id'],
         'Name': p['name'] or p['id'],
@@ -24,6 +28,9 @@ def requested(p, capacity):
         'MountOptions': {'FSType': p['fs_type'], 'MountFlags': p['mount_flags']},
         'Parameters': p['parameters'],
         'Secrets': p['secrets'],
+        'RequestedTopologies': topology_request(p.get('topology'))
+        if p.get('topology') is not None
+        else (current or {}).get('RequestedTopologies'),
     }
     if p['mode'] == 'register':
         vol.update(ExternalID=p['external_id'], Context=p['context'])
@@ -77,6 +84,7 @@ def items_from_spec(doc, namespace):
             snapshot_id=vol.get('SnapshotID') or None,
             clone_id=vol.get('CloneID') or None,
             capabilities=capabilities_of(vol) or None,
+            topology=topology_of(vol['RequestedTopologies']) if vol.get('RequestedTopologies') else None,
             fs_type=mount.get('FSType') or '',
             mount_flags=mount.get('MountFlags') or [],
             parameters=vol.get('Parameters') or {},
@@ -85,6 +93,27 @@ def items_from_spec(doc, namespace):
         )
         items.append(dict((k, v) for k, v in item.items() if v is not None))
     return items
+
+
+def topology_request(topology):
+    """Nomad's RequestedTopologies from the option's {required: [segments], preferred: [segments]}; None for none.
+
+    None rather than empty lists: Nomad tells a missing request from an empty one.
+    """
+    request = dict(
+        (key.capitalize(), [{'Segments': segments} for segments in topology.get(key) or []])
+        for key in ('required', 'preferred')
+    )
+    return request if request['Required'] or request['Preferred'] else None
+
+
+def topology_of(request):
+    """The option's shape from Nomad's RequestedTopologies; empty lists for none."""
+    request = request or {}
+    return dict(
+        (key, [dict(t.get('Segments') or {}) for t in request.get(key.capitalize()) or [] if t])
+        for key in ('required', 'preferred')
+    )
 
 
 def capabilities_of(vol):
@@ -126,7 +155,7 @@ def plan_volume(p, capacity, current):
     path = 'volume/csi/' + p['id']
     if p['state'] != 'present':
         return _plan_removal(p, path, current)
-    want = requested(p, capacity)
+    want = requested(p, capacity, current)
     desired = comparable(want, p['mode'])
     have = comparable(current, p['mode']) if current else {}
     if current and current.get('PluginID') != p['plugin_id']:
@@ -145,6 +174,15 @@ def plan_volume(p, capacity, current):
             raise PlanError(
                 '%s applies when a volume is created, and volume %s exists (%s %r); remove %s, or '
                 'create another volume.' % (field, p['id'], field, current.get(key) or '', field)
+            )
+    # Nomad keeps the first topology request (refusing or ignoring another), so a change is refused here.
+    if current and p.get('topology') is not None:
+        asked, kept = topology_of(want['RequestedTopologies']), topology_of(current.get('RequestedTopologies'))
+        if asked != kept:
+            raise PlanError(
+                'topology applies when a volume is created or registered, and volume %s exists with topology %s; '
+                'leave topology out or as it was, or remove the volume first (state=absent keeps the data).'
+                % (p['id'], kept)
             )
     if current and p['mode'] == 'register' and current.get('ExternalID') != p['external_id']:
         raise PlanError(

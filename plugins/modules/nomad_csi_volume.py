@@ -106,6 +106,28 @@ options:
         type: str
         required: true
         choices: [file-system, block-device]
+  topology:
+    description:
+      - Where the volume may be used, as CSI topology segments; Nomad places a claiming allocation only on a node
+        whose plugin reports a matching segment.
+      - With O(mode=register), O(topology.required) becomes the volume's topology. With O(mode=create), Nomad
+        passes both lists to the plugin, and the volume's topology is what the plugin answers; democratic-csi's
+        zfs-local drivers answer the node that created the volume, under the key
+        C(org.democratic-csi.topology/node).
+      - Nomad keeps a volume's first topology request, so a different one for an existing volume fails and
+        changes nothing. Left out, an update keeps the volume's own.
+    type: dict
+    suboptions:
+      required:
+        description: Segments, each a mapping of key to value; the volume is usable where any one matches.
+        type: list
+        elements: dict
+        default: []
+      preferred:
+        description: Segments the plugin should prefer when it creates the volume.
+        type: list
+        elements: dict
+        default: []
   fs_type:
     description: File system type for the mount; empty leaves it to the plugin.
     type: str
@@ -174,6 +196,16 @@ EXAMPLES = r"""
       - id: old-cache
         state: deleted
 
+- name: A dataset that exists on node storage-1's pool, registered for the zfs-local plugin there only
+  nomad_zfs.csi.nomad_csi_volume:
+    id: scratch
+    plugin_id: zfs-local
+    mode: register
+    external_id: scratch
+    topology:
+      required:
+        - org.democratic-csi.topology/node: storage-1
+
 - name: Forget the volume in Nomad, keep its dataset
   nomad_zfs.csi.nomad_csi_volume:
     id: pgdata
@@ -185,8 +217,8 @@ volume:
   description: The volume as Nomad reports it after the task, without secrets.
   returned: with O(id), when the volume exists after the task
   type: dict
-  sample: {"id": "pgdata", "name": "pgdata", "plugin_id": "zfs", "external_id": "tank/nomad/csi/pgdata",
-           "capacity": 1073741824, "schedulable": true,
+  sample: {"id": "pgdata", "name": "pgdata", "plugin_id": "zfs", "external_id": "pgdata",
+           "capacity": 1073741824, "schedulable": true, "topologies": [],
            "capabilities": [{"access_mode": "single-node-writer", "attachment_mode": "file-system"}]}
 changed_fields:
   description:
@@ -261,6 +293,7 @@ def public(vol):
         capacity=vol.get('Capacity'),
         schedulable=vol.get('Schedulable'),
         capabilities=capabilities_of(vol),
+        topologies=[dict(t.get('Segments') or {}) for t in vol.get('Topologies') or [] if t],
         fs_type=(vol.get('MountOptions') or {}).get('FSType') or '',
         parameters=vol.get('Parameters') or {},
         context=vol.get('Context') or {},
@@ -322,6 +355,13 @@ def check_volume(p, where=''):
     for refused, why in refusals:
         if refused:
             raise PlanError(where + why)
+    for key, segments_list in sorted((p.get('topology') or {}).items()):
+        for i, segments in enumerate(segments_list or []):
+            if not segments or not all(isinstance(v, str) and v for v in segments.values()):
+                raise PlanError(
+                    '%stopology.%s[%d] is %r; give each segment as key: "value" strings, e.g. '
+                    'org.democratic-csi.topology/node: NODE_NAME.' % (where, key, i, segments)
+                )
     capacity = []
     for field in ('capacity_min', 'capacity_max'):
         try:
@@ -473,6 +513,13 @@ VOLUME_OPTIONS = dict(
                 ],
             ),
             attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']),
+        ),
+    ),
+    topology=dict(
+        type='dict',
+        options=dict(
+            required=dict(type='list', elements='dict', default=[]),
+            preferred=dict(type='list', elements='dict', default=[]),
         ),
     ),
     fs_type=dict(type='str', default=''),

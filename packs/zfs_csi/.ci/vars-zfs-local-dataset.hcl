@@ -4,3 +4,9 @@ dataset_parent_name            = "tank/nomad/local"
 detached_snapshots_parent_name = "tank/nomad/local-snapshots"
 node_pool                      = "storage"
 volume_id_hash                 = "md5"
+volumes = [{
+  id          = "scratch"
+  mode        = "register"
+  external_id = "scratch"
+  topology    = { required = [{ "org.democratic-csi.topology/node" = "storage-1" }] }
+}]

@@ -3,12 +3,14 @@ whose pool holds the data), each deployed from the pack beside the zfs-generic-n
 and parent. The zvol driver formats each volume (ext4) and mounts it."""
 
 import subprocess
+import time
 
 import pytest
 
-from conftest import CACHE_BIN, LOCAL_PARENTS, REPO
+from conftest import CACHE_BIN, LOCAL_PARENTS, REPO, WORKLOAD
 
 GIB = 1024**3
+NODE_KEY = 'org.democratic-csi.topology/node'
 # driver: (plugin id, parent, the property that holds the capacity)
 DRIVERS = {
     'zfs-local-dataset': ('zfs-local', LOCAL_PARENTS[0], 'refquota'),
@@ -50,3 +52,47 @@ def test_a_volume_is_local_and_a_second_allocation_reads_the_file(stack, vm, loc
     gone = stack.volume('t-local', plugin_id=plugin, state='deleted')
     assert gone['rc'] == 0 and gone['changed'], gone
     assert vm.zfs('list', parent + '/t-local', check=False).returncode != 0
+
+
+def test_topology_places_a_volume_on_its_node_only(stack, vm, local_plugin):
+    """A volume created with its node as required topology carries it; the same storage registered for a node
+    that does not exist is never placed, and a changed topology is refused unchanged."""
+    plugin = local_plugin[0]
+    [node] = stack.get('/v1/plugin/csi/' + plugin)['Nodes'].values()
+    here = node['NodeInfo']['AccessibleTopology']['Segments']
+    assert set(here) == {NODE_KEY}, here
+    made = stack.volume('t-topo', plugin_id=plugin, topology={'required': [here]})
+    assert made['rc'] == 0 and made['volume']['topologies'] == [here], made
+    assert stack.volume('t-topo', plugin_id=plugin, topology={'required': [here]})['changed'] is False
+    moved = stack.volume('t-topo', plugin_id=plugin, topology={'required': [{NODE_KEY: 'elsewhere'}]})
+    assert moved['rc'] != 0 and 'topology applies when a volume is created or registered' in moved['msg'], moved
+    assert stack.get('/v1/volume/csi/t-topo')['Topologies'] == [{'Segments': here}]
+    assert stack.workload('t-topo', 'write').startswith('written-by-')
+
+    away = {
+        'id': 't-topo-away',
+        'plugin_id': plugin,
+        'mode': 'register',
+        'external_id': 't-topo',
+        'topology': {'required': [{NODE_KEY: 'elsewhere'}]},
+    }
+    registered = stack.module('nomad_csi_volume', away)
+    assert registered['rc'] == 0 and registered['volume']['topologies'] == [{NODE_KEY: 'elsewhere'}], registered
+    try:
+        stack.nomad('job', 'run', '-detach', '-var', 'action=read', '-var', 'volume=t-topo-away', str(WORKLOAD))
+        deadline = time.monotonic() + 120
+        while True:
+            failed = [
+                e['FailedTGAllocs'] for e in stack.get('/v1/job/demo-workload/evaluations') if e['FailedTGAllocs']
+            ]
+            if failed:
+                break
+            assert time.monotonic() < deadline, 'no placement failure for a volume on another node'
+            time.sleep(2)
+        assert 'did not meet topology requirement' in str(failed), failed
+        assert stack.get('/v1/job/demo-workload/allocations') == []
+    finally:
+        stack.nomad('job', 'stop', '-purge', 'demo-workload', check=False)
+        stack.module('nomad_csi_volume', {'id': 't-topo-away', 'state': 'absent'})
+    gone = stack.volume('t-topo', plugin_id=plugin, state='deleted')
+    assert gone['rc'] == 0 and gone['changed'], gone

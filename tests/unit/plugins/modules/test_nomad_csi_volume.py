@@ -225,3 +225,41 @@ def test_the_retry_gives_up_after_its_window_with_nomads_answer(run_main, nomad,
     failed = run_main(nomad_csi_volume, ARGS)
     assert failed['failed'] and failed['msg'].endswith('(500): plugin has no controller')
     assert len(nomad.writes()) == 1
+
+
+NODE_KEY = 'org.democratic-csi.topology/node'
+ON_VM = {'required': [{NODE_KEY: 'nzc-vm'}]}
+
+
+def test_a_topology_is_sent_as_nomads_request_and_fixed_afterwards(run_main, nomad):
+    made = run_main(nomad_csi_volume, dict(ARGS, topology=ON_VM))
+    sent = nomad.writes()[0][2]['Volumes'][0]['RequestedTopologies']
+    assert made['changed'] and sent == {'Required': [{'Segments': {NODE_KEY: 'nzc-vm'}}], 'Preferred': []}
+    nomad.objects['volume/csi/pgdata'] = dict(
+        READ, RequestedTopologies=dict(sent, Preferred=None), Topologies=[{'Segments': {NODE_KEY: 'nzc-vm'}}]
+    )
+    again = run_main(nomad_csi_volume, dict(ARGS, topology=ON_VM))
+    assert again['changed'] is False and again['volume']['topologies'] == [{NODE_KEY: 'nzc-vm'}]
+    moved = run_main(nomad_csi_volume, dict(ARGS, topology={'required': [{NODE_KEY: 'other'}]}))
+    assert moved['failed'] and 'topology applies when a volume is created or registered' in moved['msg']
+    assert len(nomad.writes()) == 1
+
+
+def test_an_update_without_topology_keeps_the_volumes_own(run_main, nomad):
+    """Nomad refuses an update whose topology request differs from a volume with topologies, even a missing one."""
+    own = {'Required': [{'Segments': {NODE_KEY: 'nzc-vm'}}], 'Preferred': None}
+    nomad.objects['volume/csi/pgdata'] = dict(READ, Capacity=GIB, RequestedTopologies=own)
+    grown = run_main(nomad_csi_volume, dict(ARGS, capacity_min='2G', capacity_max='2G'))
+    [(_, _, body)] = nomad.writes()
+    assert grown['changed'] and body['Volumes'][0]['RequestedTopologies'] == own
+
+
+def test_no_topology_sends_none_rather_than_empty_lists(run_main, nomad):
+    run_main(nomad_csi_volume, dict(ARGS, topology={'required': [], 'preferred': []}))
+    assert nomad.writes()[0][2]['Volumes'][0]['RequestedTopologies'] is None
+
+
+@pytest.mark.parametrize('segments', [{}, {NODE_KEY: ''}, {NODE_KEY: 3}])
+def test_an_empty_or_non_string_segment_is_refused_before_any_call(run_main, nomad, segments):
+    failed = run_main(nomad_csi_volume, dict(ARGS, topology={'preferred': [segments]}))
+    assert failed['failed'] and 'topology.preferred[0] is' in failed['msg'] and nomad.calls == []

@@ -128,6 +128,21 @@ def test_the_packs_rendered_volumes_json_as_it_is(run_main, nomad):
     assert nomad.writes() == []
 
 
+def test_the_packs_topology_reaches_nomad(run_main, nomad):
+    """The golden volumes.json of packs/zfs_csi/.ci/vars-zfs-local-dataset.hcl: a registered volume on one node."""
+    spec = GOLDEN / 'vars-zfs-local-dataset' / 'volumes.json'
+    nomad.handlers[('put', 'volume/csi/scratch')] = lambda body, params: nomad.objects.update(
+        {'volume/csi/scratch': dict(body['Volumes'][0], Secrets=None)}
+    )
+    made = run_main(nomad_csi_volume, {'spec_file': str(spec)})
+    [(method, path, body)] = nomad.writes()
+    assert made['changed'] and (method, path) == ('put', 'volume/csi/scratch')
+    assert body['Volumes'][0]['RequestedTopologies'] == {
+        'Required': [{'Segments': {'org.democratic-csi.topology/node': 'storage-1'}}],
+        'Preferred': [],
+    }
+
+
 def test_nomads_api_form_as_a_spec_file_and_then_nothing_to_do(run_main, nomad, tmp_path):
     spec = tmp_path / 'volumes.json'
     spec.write_text(json.dumps(SPEC))
