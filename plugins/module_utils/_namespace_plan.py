@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
+"""nomad_namespace's decisions, without calling Nomad: the namespace Nomad has in, the API calls out."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan
+
+
+def requested(p):
+    """The API body for namespace p['name']."""
+    body = {
+        'Name': p['name'],
+        'Description': p['description'],
+        'Meta': p['meta'],
+        'Capabilities': {
+            'EnabledTaskDrivers': p['enabled_task_drivers'],
+            'DisabledTaskDrivers': p['disabled_task_drivers'],
+        },
+    }
+    pools = p.get('node_pool_config')
+    if pools is not None:
+        body['NodePoolConfiguration'] = {
+            'Default': pools['default'] or '',
+            'Allowed': pools['allowed'],
+            'Denied': pools['denied'],
+        }
+    return body
+
+
+def comparable(ns, with_pools):
+    """The fields the module owns, alike from a request and from Nomad's read (which gives null for empty)."""
+    caps = ns.get('Capabilities') or {}
+    fields = dict(
+        description=ns.get('Description') or '',
+        meta=ns.get('Meta') or {},
+        enabled_task_drivers=sorted(caps.get('EnabledTaskDrivers') or []),
+        disabled_task_drivers=sorted(caps.get('DisabledTaskDrivers') or []),
+    )
+    if with_pools:
+        pools = ns.get('NodePoolConfiguration') or {}
+        fields['node_pool_config'] = dict(
+            default=pools.get('Default') or '',
+            allowed=sorted(pools.get('Allowed') or []),
+            denied=sorted(pools.get('Denied') or []),
+        )
+    return fields
+
+
+def plan_namespace(p, current):
+    # type: (dict, dict | None) -> Plan
+    """The calls that give namespace p['name'] the state p asks for; current is Nomad's read of it, or None."""
+    path = 'namespace/' + p['name']
+    if p['state'] == 'absent':
+        return Plan(
+            [('delete', path, {})] if current else [],
+            before='namespace %s: %s\n' % (p['name'], 'present' if current else 'absent'),
+            after='namespace %s: absent\n' % p['name'],
+        )
+    want = requested(p)
+    with_pools = p.get('node_pool_config') is not None
+    desired = comparable(want, with_pools)
+    have = comparable(current, with_pools) if current else {}
+    changed = sorted(k for k in desired if not current or desired[k] != have.get(k))
+    return Plan(
+        [('put', path, {'body': want})] if changed else [],
+        before=dict((k, have.get(k)) for k in changed),
+        after=dict((k, desired[k]) for k in changed),
+        changed_fields=changed,
+    )

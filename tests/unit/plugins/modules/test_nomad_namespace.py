@@ -1,0 +1,72 @@
+"""nomad_namespace's main() with a fake Nomad client: Nomad's nulls read as empty, check mode predicts with the
+planner that writes, and bad input makes no call."""
+
+import pytest
+
+from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_namespace
+from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
+
+# GET /v1/namespace/team-a on Nomad v1.11.3, after `nomad namespace apply -description "Team A" team-a`.
+READ = {
+    'Name': 'team-a',
+    'Description': 'Team A',
+    'Quota': '',
+    'Capabilities': None,
+    'NodePoolConfiguration': None,
+    'VaultConfiguration': None,
+    'ConsulConfiguration': None,
+    'Meta': None,
+    'CreateIndex': 12,
+    'ModifyIndex': 12,
+}
+
+
+@pytest.fixture
+def nomad(monkeypatch):
+    fake = FakeNomad().install(monkeypatch)
+    fake.handlers[('put', 'namespace/team-a')] = lambda body, params: fake.objects.update(
+        {'namespace/team-a': dict(READ, **body)}
+    )
+    return fake
+
+
+def test_nomads_nulls_equal_the_defaults(run_main, nomad):
+    nomad.objects['namespace/team-a'] = READ
+    same = run_main(nomad_namespace, {'name': 'team-a', 'description': 'Team A'})
+    assert same['changed'] is False and nomad.writes() == []
+    assert same['namespace'] == dict(
+        name='team-a', description='Team A', meta={}, enabled_task_drivers=[], disabled_task_drivers=[]
+    )
+
+
+def test_check_mode_predicts_and_writes_nothing_then_the_write_matches(run_main, nomad):
+    args = {'name': 'team-a', 'enabled_task_drivers': ['exec']}
+    checked = run_main(nomad_namespace, args, check=True, diff=True)
+    assert checked['changed'] and 'enabled_task_drivers' in checked['changed_fields']
+    assert checked['namespace']['enabled_task_drivers'] == ['exec'] and nomad.writes() == []
+    made = run_main(nomad_namespace, args)
+    [(method, path, body)] = nomad.writes()
+    assert (method, path) == ('put', 'namespace/team-a') and body['Capabilities']['EnabledTaskDrivers'] == ['exec']
+    assert made['namespace'] == checked['namespace']
+    assert run_main(nomad_namespace, args)['changed'] is False
+
+
+def test_node_pools_are_sent_only_when_given(run_main, nomad):
+    run_main(nomad_namespace, {'name': 'team-a'})
+    assert 'NodePoolConfiguration' not in nomad.writes()[0][2]
+    run_main(nomad_namespace, {'name': 'team-a', 'node_pool_config': {'default': 'storage'}})
+    pools = nomad.writes()[1][2]['NodePoolConfiguration']
+    assert pools == {'Default': 'storage', 'Allowed': [], 'Denied': []}
+
+
+@pytest.mark.parametrize(
+    'args, message',
+    [
+        ({'name': 'a_b'}, "name 'a_b' is not a Nomad namespace"),
+        ({'name': 'default', 'state': 'absent'}, 'the default namespace cannot be removed'),
+        ({'name': 'a', 'meta': {'k': 1}}, 'meta: values must be strings'),
+    ],
+)
+def test_bad_input_makes_no_call(run_main, nomad, args, message):
+    failed = run_main(nomad_namespace, args)
+    assert failed['failed'] and message in failed['msg'] and nomad.calls == []
