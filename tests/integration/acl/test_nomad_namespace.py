@@ -79,11 +79,11 @@ def test_a_client_token_gets_403_named_with_the_fix(acl):
     refused = acl.module('nomad_namespace', {'name': 'nzc-denied'}, token=token['SecretID'])
     assert refused.failed and 'answered 403' in refused['msg'] and 'nomad_token' in refused['msg'], refused
     assert token['SecretID'] not in refused.output
-    assert 'nzc-denied' not in [n for n, _ in namespaces(acl)]
+    assert 'nzc-denied' not in [pair[0] for pair in namespaces(acl)]
 
 
 def test_absent_removes_then_nothing_to_do(acl):
     acl.module('nomad_namespace', {'name': 'nzc-gone'})
     gone = acl.module('nomad_namespace', {'name': 'nzc-gone', 'state': 'absent'})
-    assert gone['changed'] and 'nzc-gone' not in [n for n, _ in namespaces(acl)]
+    assert gone['changed'] and 'nzc-gone' not in [pair[0] for pair in namespaces(acl)]
     assert acl.module('nomad_namespace', {'name': 'nzc-gone', 'state': 'absent'})['changed'] is False

@@ -87,7 +87,7 @@ def test_topology_places_a_volume_on_its_node_only(stack, vm, local_plugin):
         deadline = time.monotonic() + 120
         while True:
             failed = [
-                e['FailedTGAllocs'] for e in stack.get('/v1/job/demo-workload/evaluations') if e['FailedTGAllocs']
+                e['FailedTGAllocs'] for e in stack.get('/v1/job/demo-workload/evaluations') if e.get('FailedTGAllocs')
             ]
             if failed:
                 break

@@ -35,7 +35,8 @@ def test_same_text_is_no_change_and_other_text_is_one_write(run_main, nomad):
     assert checked['changed_fields'] == ['rules'] and nomad.writes() == []
     assert checked['diff']['after'] == 'rules:\n' + wider and checked['policy']['rules'] == wider
     run_main(nomad_acl_policy, {'name': 'team-a', 'rules': wider})
-    [(_, _, body)] = nomad.writes()
+    assert len(nomad.writes()) == 1
+    body = nomad.writes()[0][2]
     assert body == {'Name': 'team-a', 'Description': '', 'Rules': wider}
 
 

@@ -250,7 +250,8 @@ def test_an_update_without_topology_keeps_the_volumes_own(run_main, nomad):
     own = {'Required': [{'Segments': {NODE_KEY: 'nzc-vm'}}], 'Preferred': None}
     nomad.objects['volume/csi/pgdata'] = dict(READ, Capacity=GIB, RequestedTopologies=own)
     grown = run_main(nomad_csi_volume, dict(ARGS, capacity_min='2G', capacity_max='2G'))
-    [(_, _, body)] = nomad.writes()
+    assert len(nomad.writes()) == 1
+    body = nomad.writes()[0][2]
     assert grown['changed'] and body['Volumes'][0]['RequestedTopologies'] == own
 
 
