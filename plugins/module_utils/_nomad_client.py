@@ -14,6 +14,8 @@ __metaclass__ = type
 
 import traceback
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_needs import needed
+
 try:
     import nomad.api.base
     import nomad.api.exceptions
@@ -89,10 +91,17 @@ class NomadClient(object):
             msg = 'Nomad at %s: %s %s not found (404): %s' % (self.addr, method.upper(), path, _body(e))
             raise NomadError(msg, 404, _text(e))
         except nomad.api.exceptions.URLNotAuthorizedNomadException as e:
+            needs = needed(method, path, query['namespace'])
             raise NomadError(
-                'Nomad at %s answered %s to %s %s: %s. Give nomad_token (or NOMAD_TOKEN) a policy '
-                'that allows this in namespace %s.'
-                % (self.addr, _status(e), method.upper(), path, _body(e), self.namespace),
+                'Nomad at %s answered %s to %s %s: %s. Give nomad_token (or NOMAD_TOKEN) a policy with %s.'
+                % (
+                    self.addr,
+                    _status(e),
+                    method.upper(),
+                    path,
+                    _body(e),
+                    needs or 'what this call needs in namespace %s' % query['namespace'],
+                ),
                 _status(e),
                 _text(e),
             )

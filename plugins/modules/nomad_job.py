@@ -129,7 +129,8 @@ def load_job(client, text, variables=''):
     if stripped.startswith('{'):
         job = json.loads(stripped)
         return job.get('Job', job)
-    return client.put('jobs/parse', {'JobHCL': text, 'Variables': variables, 'Canonicalize': True})
+    # Not canonicalized: that would fill in namespace "default", hiding a job text that names none.
+    return client.put('jobs/parse', {'JobHCL': text, 'Variables': variables, 'Canonicalize': False})
 
 
 def variables_text(files, values):
@@ -175,7 +176,8 @@ def last_events(alloc):
 def wait_running(module, client, job, version):
     job_id, timeout = job['ID'], module.params['wait_timeout']
     # A system job runs wherever it fits; other jobs must place every counted allocation.
-    wanted = 1 if job.get('Type') == 'system' else max(sum(tg.get('Count', 1) for tg in job['TaskGroups']), 1)
+    counts = [1 if tg.get('Count') is None else tg['Count'] for tg in job['TaskGroups']]
+    wanted = 1 if job.get('Type') == 'system' else max(sum(counts), 1)
     allocs, running = poll_until(
         lambda: current_allocations(client, job_id, version),
         lambda allocs: len(allocs) >= wanted and all(healthy(a) for a in allocs),

@@ -1,0 +1,98 @@
+"""Each Nomad module with a token holding exactly what the README's ACL table gives it, then with one capability
+fewer: the first run works, the second fails with a 403 that names the missing capability."""
+
+import pytest
+
+NS = 'nzc-caps'
+SLEEPER = """job "caps-sleeper" {
+  datacenters = ["*"]
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["300"]
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}
+"""
+
+
+def caps(*names):
+    return 'namespace "%s" {\n  capabilities = [%s]\n}\n' % (NS, ', '.join('"%s"' % n for n in names))
+
+
+def variables(*names):
+    return 'namespace "%s" {\n  variables {\n    path "nzc/*" {\n      capabilities = [%s]\n    }\n  }\n}\n' % (
+        NS,
+        ', '.join('"%s"' % n for n in names),
+    )
+
+
+PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
+
+# module, its arguments, the README's policy for it, the same minus one capability, what the 403 then names.
+CASES = [
+    (
+        'nomad_job',
+        {'content': SLEEPER, 'wait_timeout': 120},
+        caps('submit-job', 'read-job'),
+        caps('submit-job'),
+        'read-job in namespace ' + NS,
+    ),
+    (
+        'nomad_job',
+        {'content': SLEEPER, 'wait_timeout': 120},
+        caps('submit-job', 'read-job'),
+        caps('read-job'),
+        'parse-job (or submit-job) in namespace ' + NS,
+    ),
+    (
+        'nomad_variable',
+        {'path': 'nzc/app', 'items': {'k': 'a-long-value'}},
+        variables('read', 'write'),
+        variables('write'),
+        'variables capability "read" on this path in namespace ' + NS,
+    ),
+    (
+        'nomad_csi_volume_info',
+        {'plugin_id': 'zfs'},
+        caps('csi-list-volume'),
+        caps('read-job'),
+        'csi-list-volume (or csi-read-volume, csi-mount-volume, list-jobs) in namespace ' + NS,
+    ),
+    (
+        'nomad_csi_plugin_info',
+        {'plugin_id': 'zfs'},
+        PLUGIN_READ + caps('csi-list-volume'),
+        caps('csi-list-volume'),
+        'plugin read (plugin { policy = "read" })',
+    ),
+]
+
+
+@pytest.fixture(scope='module')
+def namespace(acl):
+    assert acl.module('nomad_namespace', {'name': NS})['rc'] == 0
+
+
+def token_for(acl, name, rules):
+    assert acl.module('nomad_acl_policy', {'name': name, 'rules': rules})['rc'] == 0
+    made = acl.module('nomad_acl_token', {'name': name, 'policies': [name]})
+    assert made['rc'] == 0, made
+    return made['secret_id']
+
+
+@pytest.mark.parametrize('index', range(len(CASES)), ids=['%s-%d' % (case[0], i) for i, case in enumerate(CASES)])
+def test_exactly_the_tables_capabilities_and_one_fewer(acl, namespace, index):
+    module, args, exact, fewer, named = CASES[index]
+    args = dict(args, namespace=NS)
+    works = acl.module(module, args, token=token_for(acl, 'nzc-exact-%d' % index, exact))
+    assert works['rc'] == 0, works
+    refused = acl.module(module, args, token=token_for(acl, 'nzc-fewer-%d' % index, fewer))
+    assert refused.failed and 'answered 403' in refused['msg'] and named in refused['msg'], refused
