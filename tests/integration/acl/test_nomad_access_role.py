@@ -1,0 +1,82 @@
+"""The nomad_access role against a real bootstrapped ACL agent: each tenant's token reaches its own namespace
+only, the operator's token writes volumes but runs no tenant job, and a second run changes nothing."""
+
+import subprocess
+
+import pytest
+
+from zfsvm_client import BIN, ansible_env
+
+PLAY = """- name: Nomad access
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  roles:
+    - role: nomad_zfs.csi.nomad_access
+      vars:
+        nomad_access_tenants:
+          - name: nzc-a
+            description: Team A
+          - name: nzc-b
+            enabled_task_drivers: [exec]
+"""
+VOLUME = {
+    'Volumes': [
+        {
+            'ID': 'v',
+            'Name': 'v',
+            'PluginID': 'zfs',
+            'ExternalID': 'v',
+            'RequestedCapabilities': [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'}],
+        }
+    ]
+}
+
+
+def play(acl, tmp_path):
+    playbook = tmp_path / 'access.yml'
+    playbook.write_text(PLAY)
+    env = ansible_env(NOMAD_ADDR=acl.address, NOMAD_TOKEN=acl.management)
+    argv = [str(BIN / 'ansible-playbook'), '-i', 'localhost,', '-e', 'ansible_python_interpreter=%s' % (BIN / 'python')]
+    return subprocess.run(argv + [str(playbook)], env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.fixture(scope='module')
+def secrets(acl, tmp_path_factory):
+    first = play(acl, tmp_path_factory.mktemp('access'))
+    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
+    found = {}
+    for name in ('csi-operator', 'nzc-a-submitter', 'nzc-b-submitter'):
+        found[name] = acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
+        assert found[name] not in first.stdout + first.stderr
+    return found
+
+
+def test_a_second_run_changes_nothing(acl, secrets, tmp_path):
+    again = play(acl, tmp_path)
+    assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]
+    assert all(secret not in again.stdout for secret in secrets.values())
+
+
+def test_a_submitter_reaches_its_namespace_only(acl, secrets):
+    a = secrets['nzc-a-submitter']
+    assert acl.api('GET', '/v1/jobs?namespace=nzc-a', token=a) == []
+    assert acl.api('GET', '/v1/volumes?type=csi&namespace=nzc-a', token=a) == []
+    for path in (
+        '/v1/volumes?type=csi&namespace=nzc-b',
+        '/v1/jobs?namespace=nzc-b',
+        '/v1/volumes/snapshot?plugin_id=zfs&namespace=nzc-b',
+    ):
+        denied = acl.api('GET', path, token=a)
+        assert denied[0] == 403, (path, denied)
+    assert acl.api('PUT', '/v1/volume/csi/v?namespace=nzc-a', VOLUME, token=a)[0] == 403  # mounts, never writes
+
+
+def test_the_operator_writes_volumes_but_runs_no_tenant_job(acl, secrets):
+    op = secrets['csi-operator']
+    # Nomad gets past its ACL check and stops at the missing plugin: the write is allowed.
+    allowed = acl.api('PUT', '/v1/volume/csi/v?namespace=nzc-a', VOLUME, token=op)
+    assert allowed[0] != 403 and 'plugin' in allowed[1], allowed
+    assert acl.api('GET', '/v1/jobs?namespace=nzc-a', token=op)[0] == 403
+    assert acl.api('GET', '/v1/jobs?namespace=default', token=op) == []
+    assert acl.api('GET', '/v1/var/nomad-access/tokens/nzc-a-submitter', token=op)[0] == 403
