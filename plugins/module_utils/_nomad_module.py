@@ -70,3 +70,22 @@ class NomadModule(AnsibleModule):
             return work()
         except (PlanError, NomadError) as e:
             self.fail_json(msg=str(e), **context)
+
+    def converge_at(self, path, plan_for, key, show):
+        """One object at one API path that the state option makes present or absent: read it, plan with
+        plan_for(current), apply unless in check mode; the result, with result[key] = show(API body) when present.
+
+        In check mode nothing is written, so a planned write's body is shown as what would be.
+        """
+        current = self.client.get(path, missing_ok=True)
+        plan = plan_for(current)
+        result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
+        if self._diff:
+            result['diff'] = dict(before=plan.before, after=plan.after)
+        if plan.steps and not self.check_mode:
+            for method, endpoint, kwargs in plan.steps:
+                getattr(self.client, method)(endpoint, **kwargs)
+            current = self.client.get(path, missing_ok=True)
+        if self.params['state'] == 'present':
+            result[key] = show(plan.steps[0][2]['body'] if plan.steps and self.check_mode else current)
+        return result

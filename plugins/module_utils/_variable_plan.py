@@ -9,7 +9,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan
+
+# Nomad's own rule for variable paths.
+PATH_RE = re.compile(r'^[a-zA-Z0-9_~\-/]{1,128}$')
 
 
 def plan_variable(path, namespace, items, state, current):

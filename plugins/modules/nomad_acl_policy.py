@@ -121,24 +121,14 @@ def check_input(p):
 
 
 def converge(module):
-    p, client = module.params, module.client
+    p = module.params
     check_input(p)
-    path = 'acl/policy/' + p['name']
-    current = client.get(path, missing_ok=True)
-    plan = plan_policy(p, current)
-    result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
-    if module._diff:
-        result['diff'] = dict(before=plan.before, after=plan.after)
-    if plan.steps and not module.check_mode:
-        for method, endpoint, kwargs in plan.steps:
-            getattr(client, method)(endpoint, **kwargs)
-        if p['state'] == 'present':
-            current = client.get(path)
-    if p['state'] == 'present':
-        # In check mode nothing was written: show what would be.
-        source = plan.steps[0][2]['body'] if plan.steps and module.check_mode else current
-        result['policy'] = dict(comparable(source), name=p['name'])
-    return result
+    return module.converge_at(
+        'acl/policy/' + p['name'],
+        lambda current: plan_policy(p, current),
+        'policy',
+        lambda body: dict(comparable(body), name=p['name']),
+    )
 
 
 def main():

@@ -118,7 +118,6 @@ variable_changed:
   sample: false
 """
 
-import re
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_token_plan import (
     named,
@@ -127,9 +126,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_token_plan impo
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-
-# Nomad's own rule for variable paths.
-PATH_RE = re.compile(r'^[a-zA-Z0-9_~\-/]{1,128}$')
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import PATH_RE
 
 
 def check_input(p):

@@ -132,24 +132,14 @@ def check_input(p):
 
 
 def converge(module):
-    p, client = module.params, module.client
+    p = module.params
     check_input(p)
-    path = 'namespace/' + p['name']
-    current = client.get(path, missing_ok=True)
-    plan = plan_namespace(p, current)
-    result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
-    if module._diff:
-        result['diff'] = dict(before=plan.before, after=plan.after)
-    if plan.steps and not module.check_mode:
-        for method, endpoint, kwargs in plan.steps:
-            getattr(client, method)(endpoint, **kwargs)
-        if p['state'] == 'present':
-            current = client.get(path)
-    if p['state'] == 'present':
-        # In check mode nothing was written: show what would be.
-        source = plan.steps[0][2]['body'] if plan.steps and module.check_mode else current
-        result['namespace'] = dict(comparable(source, p['node_pool_config'] is not None), name=p['name'])
-    return result
+    return module.converge_at(
+        'namespace/' + p['name'],
+        lambda current: plan_namespace(p, current),
+        'namespace',
+        lambda body: dict(comparable(body, p['node_pool_config'] is not None), name=p['name']),
+    )
 
 
 def main():

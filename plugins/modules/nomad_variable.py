@@ -82,13 +82,8 @@ modify_index:
   sample: 42
 """
 
-import re
-
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import plan_variable
-
-# Nomad's own rule for variable paths.
-PATH_RE = re.compile(r'^[a-zA-Z0-9_~\-/]{1,128}$')
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import PATH_RE, plan_variable
 
 
 def converge(module, path):
