@@ -202,6 +202,12 @@ variable "controller_resources" {
   default     = { cpu = 100, memory = 256 }
 }
 
+variable "plugin_health_timeout" {
+  description = "How long Nomad waits for the plugin's socket to answer before it restarts the task (csi_plugin health_timeout). Raise it where democratic-csi starts slowly, such as an emulated VM."
+  type        = string
+  default     = "30s"
+}
+
 variable "node_resources" {
   description = "CPU (MHz) and memory (MB) of each node plugin."
   type        = object({ cpu = number, memory = number })

@@ -191,17 +191,28 @@ iscsi:
 EOH
       }
 
+      # A storage plugin never gives up: with mode "fail" a system job's plugin that misses its health
+      # timeout a few times stays dead, and so does every volume on that node.
+      restart {
+        attempts = 3
+        interval = "5m"
+        delay    = "10s"
+        mode     = "delay"
+      }
+
       csi_plugin {
 [[- /* Two layouts, so the output stays `nomad fmt` clean. */ -]]
 [[- if var "stage_publish_base_dir" $ctx ]]
         id                     = [[ var "plugin_id" $ctx | quote ]]
         type                   = [[ .mode | quote ]]
         mount_dir              = "/csi"
+        health_timeout         = [[ var "plugin_health_timeout" $ctx | quote ]]
         stage_publish_base_dir = [[ var "stage_publish_base_dir" $ctx | quote ]]
 [[- else ]]
-        id        = [[ var "plugin_id" $ctx | quote ]]
-        type      = [[ .mode | quote ]]
-        mount_dir = "/csi"
+        id             = [[ var "plugin_id" $ctx | quote ]]
+        type           = [[ .mode | quote ]]
+        mount_dir      = "/csi"
+        health_timeout = [[ var "plugin_health_timeout" $ctx | quote ]]
 [[- end ]]
       }
 

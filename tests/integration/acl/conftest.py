@@ -41,7 +41,8 @@ class AclAgent(object):
         return result
 
 
-@pytest.fixture(scope='package')
+# One agent per test module: a directory without __init__.py gives 'package' the whole session's life.
+@pytest.fixture(scope='module')
 def acl():
     agent = start_agent(Path(tempfile.mkdtemp(prefix='nzc-acl-')), extra_config='acl {\n  enabled = true\n}\n')
     try:

@@ -68,10 +68,20 @@ iscsi:
 EOH
       }
 
+      # A storage plugin never gives up: with mode "fail" a system job's plugin that misses its health
+      # timeout a few times stays dead, and so does every volume on that node.
+      restart {
+        attempts = 3
+        interval = "5m"
+        delay    = "10s"
+        mode     = "delay"
+      }
+
       csi_plugin {
-        id        = "zfs"
-        type      = "controller"
-        mount_dir = "/csi"
+        id             = "zfs"
+        type           = "controller"
+        mount_dir      = "/csi"
+        health_timeout = "30s"
       }
 
       resources {

@@ -67,10 +67,20 @@ nfs:
 EOH
       }
 
+      # A storage plugin never gives up: with mode "fail" a system job's plugin that misses its health
+      # timeout a few times stays dead, and so does every volume on that node.
+      restart {
+        attempts = 3
+        interval = "5m"
+        delay    = "10s"
+        mode     = "delay"
+      }
+
       csi_plugin {
         id                     = "zfs"
         type                   = "controller"
         mount_dir              = "/csi"
+        health_timeout         = "2m"
         stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/node/zfs"
       }
 
