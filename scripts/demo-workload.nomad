@@ -1,5 +1,5 @@
 # The demo's workload: a batch job that claims a CSI volume (-var volume=, "demo" by
-# default) and either writes a file into it (-var action=write), prints it back
+# default; -var volume_type=host for a dynamic host volume of that name) and either writes a file into it (-var action=write), prints it back
 # (-var action=read) or prints the size the task sees (-var action=size), each in
 # its own allocation. exec, not raw_exec: Nomad refuses CSI volumes for
 # raw_exec tasks ("csi_hook failed: no task supports CSI").
@@ -11,6 +11,11 @@ variable "action" {
 variable "volume" {
   type    = string
   default = "demo"
+}
+
+variable "volume_type" {
+  type    = string
+  default = "csi"
 }
 
 locals {
@@ -27,7 +32,7 @@ job "demo-workload" {
 
   group "workload" {
     volume "data" {
-      type            = "csi"
+      type            = var.volume_type
       source          = var.volume
       access_mode     = "single-node-writer"
       attachment_mode = "file-system"

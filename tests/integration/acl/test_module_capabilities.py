@@ -36,7 +36,10 @@ def variables(*names):
 
 PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
 
-# module, its arguments, the README's policy for it, the same minus one capability, what the 403 then names.
+HOST_VOLUME = {'name': 'caps-hv', 'plugin_id': 'mkdir', 'capacity_max': '1M'}
+
+# module, its arguments, the README's policy for it, the same minus one capability, what the 403 then names, and
+# the arguments for the second run where the first run's write would leave it nothing to do.
 CASES = [
     (
         'nomad_job',
@@ -73,6 +76,14 @@ CASES = [
         caps('csi-list-volume'),
         'plugin read (plugin { policy = "read" })',
     ),
+    (
+        'nomad_host_volume',
+        HOST_VOLUME,
+        caps('host-volume-create'),
+        caps('host-volume-read'),
+        'host-volume-create (or host-volume-write) in namespace ' + NS,
+        dict(HOST_VOLUME, name='caps-hv-2'),
+    ),
 ]
 
 
@@ -90,9 +101,10 @@ def token_for(acl, name, rules):
 
 @pytest.mark.parametrize('index', range(len(CASES)), ids=['%s-%d' % (case[0], i) for i, case in enumerate(CASES)])
 def test_exactly_the_tables_capabilities_and_one_fewer(acl, namespace, index):
-    module, args, exact, fewer, named = CASES[index]
+    module, args, exact, fewer, named = CASES[index][:5]
+    second = dict(CASES[index][5] if len(CASES[index]) > 5 else args, namespace=NS)
     args = dict(args, namespace=NS)
     works = acl.module(module, args, token=token_for(acl, 'nzc-exact-%d' % index, exact))
     assert works['rc'] == 0, works
-    refused = acl.module(module, args, token=token_for(acl, 'nzc-fewer-%d' % index, fewer))
+    refused = acl.module(module, second, token=token_for(acl, 'nzc-fewer-%d' % index, fewer))
     assert refused.failed and 'answered 403' in refused['msg'] and named in refused['msg'], refused

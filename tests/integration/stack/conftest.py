@@ -78,9 +78,20 @@ class Stack(object):
         result['rc'] = result.rc
         return result
 
-    def workload(self, volume, action):
+    def workload(self, volume, action, volume_type='csi'):
         """One allocation of scripts/demo-workload.nomad on the volume; returns what the task printed."""
-        self.nomad('job', 'run', '-detach', '-var', 'action=' + action, '-var', 'volume=' + volume, str(WORKLOAD))
+        self.nomad(
+            'job',
+            'run',
+            '-detach',
+            '-var',
+            'action=' + action,
+            '-var',
+            'volume=' + volume,
+            '-var',
+            'volume_type=' + volume_type,
+            str(WORKLOAD),
+        )
         deadline = time.monotonic() + 300
         while True:
             allocs = json.loads(self.nomad('job', 'allocs', '-json', 'demo-workload').stdout)

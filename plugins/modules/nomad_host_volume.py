@@ -1,0 +1,286 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nomad_host_volume
+short_description: Create or register Nomad dynamic host volumes, or delete them
+version_added: 0.1.0
+description:
+  - A dynamic host volume lives on one Nomad client and needs no CSI plugin, controller or container engine.
+  - With O(mode=create), Nomad places the volume on a client and runs the host volume plugin O(plugin_id) there; the
+    collection's C(zfs-dataset) plugin (role C(nomad_zfs.csi.host_volume_plugin)) makes a quota'd ZFS dataset under
+    the delegated parent. With O(mode=register), Nomad records a directory that exists on node O(node_id).
+  - The volume is found by O(name) in O(namespace); names are unique per node, so a name on several nodes needs
+    O(node_id).
+  - An existing volume is left alone when its capacity, capabilities and parameters (and plugin or host path) match;
+    otherwise Nomad updates it, which runs the plugin's create again. Nomad refuses to update a volume that an
+    allocation uses. Its node, node pool and plugin cannot change, and it cannot shrink; the module says so and
+    changes nothing.
+  - O(state=deleted) has Nomad run the plugin's delete, which destroys the data of a created volume. For
+    C(zfs-dataset) that is the dataset, refused while it has snapshots unless its parameters say
+    C(delete_snapshots=true). A registered volume's directory is left alone.
+author:
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
+extends_documentation_fragment:
+  - nomad_zfs.csi.attributes
+  - nomad_zfs.csi.nomad
+options:
+  name:
+    description: The volume name that jobs ask for in their C(volume) block (C(type = "host")).
+    type: str
+    required: true
+  mode:
+    description: V(create) has the plugin make the volume; V(register) records an existing directory.
+    type: str
+    choices: [create, register]
+    default: create
+  plugin_id:
+    description:
+      - The host volume plugin, for O(mode=create). V(zfs-dataset) is the collection's ZFS plugin; V(mkdir) is the
+        one built into Nomad.
+    type: str
+    default: zfs-dataset
+  host_path:
+    description: The directory on the node, for O(mode=register); required there.
+    type: str
+  node_id:
+    description:
+      - The node the volume is on. Required with O(mode=register); with O(mode=create), Nomad places the volume
+        on a node of O(node_pool) whose plugin matches when it is left out.
+    type: str
+  node_pool:
+    description: The node pool to place a created volume in.
+    type: str
+  capacity_min:
+    description: Least capacity, as bytes or with a unit (C(1G), C(512MiB)). C(zfs-dataset) sets C(refquota) to
+      O(capacity_max), or to this when there is no maximum.
+    type: str
+  capacity_max:
+    description:
+      - Greatest capacity, as bytes or with a unit.
+      - Raising it has Nomad run the plugin's create again, which raises C(refquota). A volume cannot shrink, so a
+        O(capacity_max) below its current capacity fails and changes nothing.
+    type: str
+  capabilities:
+    description: Access and attachment modes jobs may use the volume with.
+    type: list
+    elements: dict
+    default: [{access_mode: single-node-writer, attachment_mode: file-system}]
+    suboptions:
+      access_mode:
+        description: Access mode.
+        type: str
+        required: true
+        choices: [single-node-reader-only, single-node-writer, single-node-single-writer, single-node-multi-writer]
+      attachment_mode:
+        description: Attachment mode.
+        type: str
+        required: true
+        choices: [file-system, block-device]
+  parameters:
+    description:
+      - Parameters passed to the plugin as strings.
+      - C(zfs-dataset) takes C(compression), C(recordsize), C(atime) and C(com.sun:auto-snapshot) as dataset
+        properties, and C(delete_snapshots); it refuses any other.
+    type: dict
+    default: {}
+  state:
+    description:
+      - V(present) creates, registers or updates the volume.
+      - V(deleted) has Nomad delete it, running the plugin's delete (see the description).
+    type: str
+    choices: [present, deleted]
+    default: present
+  force:
+    description: With O(state=deleted), remove the volume from Nomad even when its node is gone.
+    type: bool
+    default: false
+  timeout:
+    description:
+      - Seconds to wait for each HTTP call, and for a written volume to turn ready.
+      - Longer than other modules' 10, because Nomad answers a create or delete only once the plugin on the node has
+        made or destroyed the storage (it gives the plugin 60 seconds), and the volume turns ready only when the
+        node next reports it.
+    type: int
+    default: 120
+notes:
+  - Nomad checks C(host-volume-create) (or C(host-volume-register)) for writes, C(host-volume-read) to find the volume
+    and C(host-volume-delete) to delete it, in the volume's namespace.
+seealso:
+  - module: nomad_zfs.csi.nomad_csi_volume
+  - name: Nomad dynamic host volumes
+    description: The volume specification and the plugin protocol.
+    link: https://developer.hashicorp.com/nomad/docs/other-specifications/volume/host
+"""
+
+EXAMPLES = r"""
+- name: A 1 GiB ZFS dataset for team A's database, on whichever node has the plugin
+  nomad_zfs.csi.nomad_host_volume:
+    name: pgdata
+    namespace: team-a
+    capacity_max: 1G
+    parameters:
+      compression: zstd
+      recordsize: 16K
+
+- name: Delete it, snapshots included
+  nomad_zfs.csi.nomad_host_volume:
+    name: pgdata
+    namespace: team-a
+    state: deleted
+"""
+
+RETURN = r"""
+volume:
+  description: The volume as Nomad stores it after the task (in check mode, as it would be).
+  returned: with O(state=present)
+  type: dict
+  sample: {"id": "6d0f7a5e-2c1b-4f7e-9a35-0c6a2f3b9e11", "name": "pgdata", "namespace": "team-a",
+           "plugin_id": "zfs-dataset", "node_id": "0b1d...", "node_pool": "default",
+           "host_path": "/tank/nomad/volumes/team-a/pgdata", "capacity_bytes": 1073741824,
+           "capacity_min": 0, "capacity_max": 1073741824, "state": "ready", "parameters": {"compression": "zstd"},
+           "capabilities": [{"access_mode": "single-node-writer", "attachment_mode": "file-system"}]}
+changed_fields:
+  description: Fields that differed and were (or in check mode would be) written.
+  returned: always
+  type: list
+  elements: str
+  sample: [capacity_max]
+"""
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import find, plan_host_volume, shown
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import PropertyError, parse_size
+
+
+def check_input(p):
+    """The requested (capacity_min, capacity_max) in bytes; PlanError naming the field and the fix."""
+    refusals = [
+        (not p['name'], 'name is empty; give the name jobs ask for.'),
+        (
+            p['mode'] == 'register' and not (p['host_path'] and p['node_id']),
+            'mode=register needs host_path and node_id.',
+        ),
+        (p['mode'] == 'create' and p['host_path'], 'host_path is for mode=register; the plugin chooses it.'),
+        (not p['capabilities'], 'capabilities is empty; give at least one access_mode/attachment_mode pair.'),
+    ]
+    for refused, why in refusals:
+        if refused and p['state'] == 'present':
+            raise PlanError(why)
+    bad = sorted(k for k, v in p['parameters'].items() if not isinstance(v, str))
+    if bad:
+        raise PlanError('parameters: values must be strings; quote the value of %s.' % ', '.join(bad))
+    capacity = []
+    for field in ('capacity_min', 'capacity_max'):
+        try:
+            capacity.append(parse_size(p[field]) if p[field] else 0)
+        except PropertyError as e:
+            raise PlanError('%s: %s' % (field, e))
+    if capacity[1] and capacity[0] > capacity[1]:
+        raise PlanError(
+            'capacity_min (%s) is above capacity_max (%s); swap or raise capacity_max.'
+            % (p['capacity_min'], p['capacity_max'])
+        )
+    return tuple(capacity)
+
+
+def write(client, method, endpoint, kwargs, p):
+    """One write; Nomad's placement failure gains what the plugin and the nodes must have."""
+    try:
+        return getattr(client, method)(endpoint, **kwargs)
+    except NomadError as e:
+        if 'could not place volume' not in e.nomad_error:
+            raise
+        raise NomadError(
+            '%s. A node is feasible when it is ready, in node_pool, has no volume named %s, and reports host volume '
+            'plugin %s (node attribute plugins.host_volume.%s.version; the host_volume_plugin role installs '
+            'zfs-dataset).' % (e, p['name'], p['plugin_id'], p['plugin_id']),
+            e.status,
+            e.nomad_error,
+        )
+
+
+def wait_ready(client, volume_id, timeout):
+    """The volume once its node reports it (Nomad answers a write while it is still pending)."""
+    path = 'volume/host/' + volume_id
+    volume, ready = poll_until(lambda: client.get(path), lambda vol: vol.get('State') == 'ready', timeout, pause=1)
+    if not ready:
+        raise NomadError(
+            'host volume %s (%s) is still %s after %ds: its node has not reported it. Check the node (nomad node '
+            'status %s) and the agent log there.'
+            % (volume['Name'], volume_id, volume.get('State'), timeout, volume['NodeID'])
+        )
+    return volume
+
+
+def converge(module):
+    p, client = module.params, module.client
+    capacity = check_input(p)
+    listed = client.get('volumes', params={'type': 'host', 'prefix': p['name']})
+    stub = find(listed, p['name'], p['node_id'])
+    current = client.get('volume/host/' + stub['ID']) if stub else None
+    plan = plan_host_volume(p, capacity, current)
+    result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
+    if module._diff:
+        result['diff'] = dict(before=plan.before, after=plan.after)
+    if plan.steps and not module.check_mode:
+        for method, endpoint, kwargs in plan.steps:
+            answer = write(client, method, endpoint, kwargs, p)
+        if p['state'] == 'present':
+            current = wait_ready(client, answer['Volume']['ID'], p['timeout'])
+    if p['state'] == 'present':
+        result['volume'] = shown(plan.predicted if plan.steps and module.check_mode else current)
+    return result
+
+
+def main():
+    module = NomadModule(
+        argument_spec=dict(
+            name=dict(type='str', required=True),
+            mode=dict(type='str', choices=['create', 'register'], default='create'),
+            plugin_id=dict(type='str', default='zfs-dataset'),
+            host_path=dict(type='str'),
+            node_id=dict(type='str'),
+            node_pool=dict(type='str'),
+            capacity_min=dict(type='str'),
+            capacity_max=dict(type='str'),
+            capabilities=dict(
+                type='list',
+                elements='dict',
+                default=[dict(access_mode='single-node-writer', attachment_mode='file-system')],
+                options=dict(
+                    access_mode=dict(
+                        type='str',
+                        required=True,
+                        choices=[
+                            'single-node-reader-only',
+                            'single-node-writer',
+                            'single-node-single-writer',
+                            'single-node-multi-writer',
+                        ],
+                    ),
+                    attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']),
+                ),
+            ),
+            parameters=dict(type='dict', default={}),
+            state=dict(type='str', choices=['present', 'deleted'], default='present'),
+            force=dict(type='bool', default=False),
+            timeout=dict(type='int', default=CSI_CALL_TIMEOUT),
+        ),
+        supports_check_mode=True,
+    )
+    module.exit_json(**module.run(lambda: converge(module), changed_fields=[]))
+
+
+if __name__ == '__main__':
+    main()

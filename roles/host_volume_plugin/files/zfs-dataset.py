@@ -1,0 +1,263 @@
+#!/usr/bin/python3 -IS
+# Installed by the nomad_zfs.csi host_volume_plugin role as <host_volume_plugin_dir>/zfs-dataset;
+# changes here are overwritten. GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt
+# or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A Nomad dynamic host volume plugin: each volume is a quota'd ZFS dataset.
+
+Nomad runs this as root with `fingerprint`, `create` or `delete` as its argument
+and the request in DHV_* variables, and nothing else in the environment (no
+PATH), so every program is called by absolute path and with an argv list.
+
+- create makes <parent>/<namespace>/<name> with refquota from the capacity and the
+  allowlisted parameters, marks it with the volume's ID, and prints its
+  mountpoint and size. Nomad repeats create for every volume at each agent
+  start and to update one, so a repeat changes only what differs.
+- delete destroys only a dataset carrying this volume's mark, never
+  recursively, and its snapshots only when the volume's parameters say so.
+- Every refusal happens before the first zfs process and is printed as
+  {"error": "..."}, which Nomad shows to whoever asked.
+
+The parent comes from a root-owned file the role writes, one line:
+  parent=tank/nomad/volumes
+"""
+
+import sys
+
+VERSION = '0.1.0'
+
+# Nomad gives the fingerprint one second; answer before importing anything else
+# (the interpreter starts with -I -S for the same reason).
+if __name__ == '__main__' and sys.argv[1:] == ['fingerprint']:
+    sys.stdout.write('{"version": "%s"}\n' % VERSION)
+    sys.exit(0)
+
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+
+ZFS = '/usr/sbin/zfs'
+CONF = '/etc/nomad-zfs-csi/host-volume.conf'
+MARK = 'nomad-zfs-csi:host-volume-id'
+
+# Names become one dataset component each: no '/', '@', '..', spaces or leading '-'.
+NAME_RE = re.compile(r'^[A-Za-z0-9_:][A-Za-z0-9_.:-]{0,99}$')
+
+_COMPRESSION_RE = re.compile(r'^(on|off|lz4|lzjb|zle|gzip(-[1-9])?|zstd(-([1-9]|1[0-9]))?|zstd-fast(-[0-9]{1,4})?)$')
+_SIZE_SUFFIX = {'': 1, 'K': 1 << 10, 'M': 1 << 20}
+
+
+def _bytes(value):
+    """'128K' as 131072, the way `zfs get -p` prints it; None when it is not a size."""
+    match = re.match(r'^([0-9]{1,8})([KkMm]?)$', value)
+    return int(match.group(1)) * _SIZE_SUFFIX[match.group(2).upper()] if match else None
+
+
+def _recordsize_ok(value):
+    size = _bytes(value)
+    return size is not None and 512 <= size <= 16 << 20 and size & (size - 1) == 0
+
+
+# The dataset properties a volume specification may set, each with its check.
+PROPERTIES = {
+    'compression': (_COMPRESSION_RE.match, 'on, off, lz4, zle, gzip[-1..9] or zstd[-1..19]'),
+    'recordsize': (_recordsize_ok, 'a power of two from 512 to 16M, such as 128K'),
+    'atime': (('on', 'off').__contains__, 'on or off'),
+    'com.sun:auto-snapshot': (('true', 'false').__contains__, 'true or false'),
+}
+# Parameters that steer the plugin and are not properties.
+CONTROLS = {
+    'delete_snapshots': (('true', 'false').__contains__, 'true or false'),
+}
+# Read in one zfs get: the mark, the size, where it is mounted, and every property we set.
+READ = ('type', MARK, 'refquota', 'mountpoint', 'mounted') + tuple(PROPERTIES)
+
+
+class PluginError(Exception):
+    """A refusal or failure, said to Nomad as {"error": ...}."""
+
+
+def read_parent(text):
+    """The parent dataset from the config file's text."""
+    for line in text.splitlines():
+        if line.startswith('parent=') and len(line) > len('parent='):
+            parent = line[len('parent=') :]
+            if any(not NAME_RE.match(part) or part.startswith(':') for part in parent.split('/')):
+                raise PluginError('%s names an invalid parent %r; run the host_volume_plugin role' % (CONF, parent))
+            return parent
+    raise PluginError('%s has no parent= line; run the host_volume_plugin role' % CONF)
+
+
+def _name(env, variable, what):
+    value = env.get(variable, '')
+    if not NAME_RE.match(value) or '..' in value:
+        raise PluginError(
+            '%s %r cannot name a dataset: use 1 to 100 letters, digits, _ : . or -, '
+            'not starting with . or -, and no .., /, @ or spaces' % (what, value)
+        )
+    return value
+
+
+def parse_request(env, parent):
+    """Check the request in Nomad's DHV_* variables; raise PluginError before any zfs runs."""
+    namespace = _name(env, 'DHV_NAMESPACE', 'namespace')
+    name = _name(env, 'DHV_VOLUME_NAME', 'volume name')
+    volume_id = env.get('DHV_VOLUME_ID', '')
+    if not re.match(r'^[0-9a-f-]{36}$', volume_id):
+        raise PluginError('DHV_VOLUME_ID %r is not a Nomad volume ID' % volume_id)
+    try:
+        parameters = json.loads(env.get('DHV_PARAMETERS') or '{}') or {}
+    except ValueError as err:
+        raise PluginError('DHV_PARAMETERS is not JSON: %s' % err) from None
+    properties, controls = {}, {}
+    for key in sorted(parameters):
+        value = parameters[key]
+        table, into = (PROPERTIES, properties) if key in PROPERTIES else (CONTROLS, controls)
+        if key not in table:
+            raise PluginError(
+                'parameter %r is not allowed; use only %s' % (key, ', '.join(sorted(PROPERTIES) + sorted(CONTROLS)))
+            )
+        check, expected = table[key]
+        if not isinstance(value, str) or not check(value):
+            raise PluginError('parameter %s=%r is invalid; use %s' % (key, value, expected))
+        # Compared with `zfs get -p`, which prints sizes in bytes.
+        into[key] = str(_bytes(value)) if key == 'recordsize' else value
+    capacity = 0
+    for variable in ('DHV_CAPACITY_MAX_BYTES', 'DHV_CAPACITY_MIN_BYTES'):
+        value = env.get(variable) or '0'
+        if not value.isdigit():
+            raise PluginError('%s %r is not a number of bytes' % (variable, value))
+        capacity = capacity or int(value)
+    return {
+        'dataset': '%s/%s/%s' % (parent, namespace, name),
+        'id': volume_id,
+        'capacity': capacity,
+        'properties': properties,
+        'delete_snapshots': controls.get('delete_snapshots') == 'true',
+    }
+
+
+def parse_get(text):
+    """`zfs get -H -p -o property,value` output as a dict."""
+    return dict(line.split('\t', 1) for line in text.splitlines() if '\t' in line)
+
+
+def _refuse_foreign(request, current):
+    mark = current.get(MARK, '-')
+    if mark != request['id']:
+        owner = 'no nomad-zfs-csi mark' if mark == '-' else 'the mark of volume %s' % mark
+        raise PluginError(
+            'dataset %s exists with %s, so it is not volume %s; '
+            'choose another volume name or remove that dataset by hand' % (request['dataset'], owner, request['id'])
+        )
+
+
+def plan_create(request, current):
+    """The zfs commands that make the dataset match the request; none when it already does."""
+    if request['capacity'] <= 0:
+        raise PluginError(
+            "set capacity_min or capacity_max in the volume specification; this plugin makes quota'd datasets"
+        )
+    wanted = dict(request['properties'], refquota=str(request['capacity']))
+    if current is None:
+        options = []
+        for key, value in sorted(dict(wanted, **{MARK: request['id']}).items()):
+            options += ['-o', '%s=%s' % (key, value)]
+        # -p makes the namespace's dataset; the parent's existence is checked first.
+        return [[ZFS, 'create', '-p'] + options + [request['dataset']]]
+    _refuse_foreign(request, current)
+    if current.get('type') != 'filesystem':
+        raise PluginError('%s is a %s, not a filesystem' % (request['dataset'], current.get('type')))
+    changes = ['%s=%s' % (key, value) for key, value in sorted(wanted.items()) if current.get(key) != value]
+    commands = [[ZFS, 'set'] + changes + [request['dataset']]] if changes else []
+    if current.get('mounted') == 'no':
+        commands.append([ZFS, 'mount', request['dataset']])
+    return commands
+
+
+def plan_delete(request, current, snapshots):
+    """The zfs commands that remove the volume's dataset; none when it is gone."""
+    if current is None:
+        return []
+    _refuse_foreign(request, current)
+    if snapshots and not request['delete_snapshots']:
+        raise PluginError(
+            '%s has %d snapshot(s) (%s); destroy them first, or set parameter delete_snapshots = "true" '
+            'in the volume specification to take them with it'
+            % (request['dataset'], len(snapshots), ', '.join(snapshots))
+        )
+    # One by one and never -r or -R: a snapshot with clones stops the delete, and so does a child.
+    return [[ZFS, 'destroy', snapshot] for snapshot in snapshots] + [[ZFS, 'destroy', request['dataset']]]
+
+
+def created(request, current):
+    """Nomad's answer to create: where the volume is and how big."""
+    if current.get('mounted') != 'yes' or not current.get('mountpoint', '').startswith('/'):
+        raise PluginError(
+            '%s is not mounted (mountpoint %s); give the parent a mountpoint'
+            % (request['dataset'], current.get('mountpoint'))
+        )
+    return {'path': current['mountpoint'], 'bytes': int(current['refquota'])}
+
+
+class Zfs:
+    """Runs zfs with argv lists; a failure becomes a PluginError with zfs's own words."""
+
+    def __init__(self, run=subprocess.run):
+        self._run = run
+
+    def __call__(self, argv):
+        proc = self._run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+        if proc.returncode != 0:
+            raise PluginError('zfs %s failed: %s' % (argv[1], proc.stderr.strip()))
+        return proc.stdout
+
+    def read(self, dataset):
+        """The dataset's READ properties, or None when it does not exist."""
+        try:
+            return parse_get(self([ZFS, 'get', '-H', '-p', '-o', 'property,value', ','.join(READ), dataset]))
+        except PluginError as err:
+            if 'dataset does not exist' in str(err):
+                return None
+            raise
+
+    def snapshots(self, dataset):
+        return self([ZFS, 'list', '-H', '-o', 'name', '-t', 'snapshot', '-d', '1', dataset]).split()
+
+
+def run(operation, env, conf_text, zfs):
+    """Do one operation; return what to print as JSON."""
+    if operation not in ('create', 'delete'):
+        raise PluginError('unknown operation %r; Nomad sends fingerprint, create or delete' % operation)
+    parent = read_parent(conf_text)
+    request = parse_request(env, parent)
+    current = zfs.read(request['dataset'])
+    if operation == 'delete':
+        for argv in plan_delete(request, current, zfs.snapshots(request['dataset']) if current else []):
+            zfs(argv)
+        return {}
+    if current is None and zfs.read(parent) is None:
+        raise PluginError('the parent %s does not exist; run the host_volume_plugin role' % parent)
+    commands = plan_create(request, current)
+    for argv in commands:
+        zfs(argv)
+    return created(request, zfs.read(request['dataset']) if commands else current)
+
+
+def main(argv, env):
+    operation = argv[1] if len(argv) > 1 else env.get('DHV_OPERATION', '')
+    try:
+        try:
+            with open(CONF) as conf:
+                conf_text = conf.read()
+        except OSError as err:
+            raise PluginError('cannot read %s (%s); run the host_volume_plugin role' % (CONF, err.strerror)) from None
+        answer, code = run(operation, env, conf_text, Zfs()), 0
+    except PluginError as err:
+        answer, code = {'error': 'zfs-dataset: %s' % err}, 1
+    sys.stdout.write(json.dumps(answer) + '\n')
+    return code
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv, dict(os.environ)))

@@ -1,0 +1,142 @@
+"""ZFS without CSI: the zfs-dataset host volume plugin that site.yml installed in the VM, driven by Nomad itself
+through nomad_host_volume, on real OpenZFS."""
+
+import json
+import shlex
+
+import pytest
+
+HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
+PLUGIN = '/opt/nzc/host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
+MARK = 'nomad-zfs-csi:host-volume-id'
+
+
+def dataset(name, namespace='default'):
+    return '%s/%s/%s' % (HV_PARENT, namespace, name)
+
+
+def props(vm, name, *names):
+    out = vm.zfs('get', '-Hp', '-o', 'property,value', ','.join(names), name).stdout
+    return dict(line.split('\t') for line in out.splitlines())
+
+
+@pytest.fixture
+def host_volume(stack):
+    """nomad_host_volume against the stack; every volume a test made is deleted with its snapshots afterwards."""
+    made = []
+
+    def run(name, check=False, **args):
+        made.append(name)
+        return stack.module('nomad_host_volume', dict({'name': name, 'capacity_max': '64M'}, **args), check=check)
+
+    yield run
+    for name in made:
+        for snap in stack.vm.zfs(
+            'list', '-H', '-o', 'name', '-t', 'snapshot', dataset(name), check=False
+        ).stdout.split():
+            stack.vm.zfs('destroy', snap)
+        stack.module('nomad_host_volume', {'name': name, 'state': 'deleted'})
+
+
+def test_site_installed_the_plugin_and_the_node_reports_it(stack):
+    [node] = stack.get('/v1/nodes')
+    attributes = stack.get('/v1/node/' + node['ID'])['Attributes']
+    assert attributes['plugins.host_volume.zfs-dataset.version'] == '0.1.0'
+    assert stack.vm.sh('stat -c %a:%U ' + PLUGIN).stdout.strip() == '755:root'
+    assert stack.vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s\n' % HV_PARENT
+    assert props(stack.vm, HV_PARENT, 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
+
+
+def test_a_volume_is_a_quotad_marked_dataset_that_a_job_writes_into(stack, host_volume):
+    made = host_volume('t-hv', parameters={'compression': 'zstd', 'recordsize': '16K'})
+    assert made['changed'] and made['volume']['state'] == 'ready', made
+    assert made['volume']['host_path'] == '/' + dataset('t-hv')
+    assert made['volume']['capacity_bytes'] == 64 << 20
+    got = props(stack.vm, dataset('t-hv'), 'refquota', 'compression', 'recordsize', MARK, 'mounted')
+    assert got == {
+        'refquota': str(64 << 20),
+        'compression': 'zstd',
+        'recordsize': '16384',
+        MARK: made['volume']['id'],
+        'mounted': 'yes',
+    }
+
+    written = stack.workload('t-hv', 'write', volume_type='host')
+    assert stack.vm.sh('cat /%s/proof.txt' % dataset('t-hv')).stdout.strip() == written
+    assert stack.workload('t-hv', 'read', volume_type='host') == written
+
+    again = host_volume('t-hv', parameters={'compression': 'zstd', 'recordsize': '16K'})
+    assert again['changed'] is False and again['volume'] == made['volume']
+
+
+def test_a_raised_capacity_raises_refquota_and_keeps_the_data(stack, host_volume):
+    host_volume('t-hv-grow')
+    stack.vm.sh('echo kept > /%s/kept.txt' % dataset('t-hv-grow'))
+    grown = host_volume('t-hv-grow', capacity_max='128M')
+    assert grown['changed'] and grown['volume']['capacity_bytes'] == 128 << 20
+    assert props(stack.vm, dataset('t-hv-grow'), 'refquota')['refquota'] == str(128 << 20)
+    assert stack.vm.sh('cat /%s/kept.txt' % dataset('t-hv-grow')).stdout == 'kept\n'
+    shrink = host_volume('t-hv-grow', capacity_max='64M')
+    assert shrink.failed and 'a volume cannot shrink' in shrink['msg']
+
+
+@pytest.mark.parametrize(
+    'args, message',
+    [
+        ({'parameters': {'mountpoint': '/etc'}}, "parameter 'mountpoint' is not allowed"),
+        ({'name': 't-hv bad'}, "volume name 't-hv bad' cannot name a dataset"),
+        ({'capacity_max': None}, 'set capacity_min or capacity_max'),
+    ],
+)
+def test_the_plugin_refuses_bad_requests_with_its_reason_and_makes_nothing(stack, host_volume, args, message):
+    before = stack.vm.zfs('list', '-H', '-r', '-o', 'name', HV_PARENT).stdout
+    failed = host_volume(**dict({'name': 't-hv-bad'}, **args))
+    assert failed.failed and message in failed['msg'], failed
+    assert stack.vm.zfs('list', '-H', '-r', '-o', 'name', HV_PARENT).stdout == before
+    assert [v['Name'] for v in stack.get('/v1/volumes?type=host')].count(args.get('name', 't-hv-bad')) == 0
+
+
+def test_a_dataset_the_plugin_did_not_make_is_neither_taken_nor_destroyed(stack, host_volume):
+    stack.vm.zfs('create', '-p', dataset('t-hv-foreign'))
+    try:
+        failed = host_volume('t-hv-foreign')
+        assert failed.failed and 'exists with no nomad-zfs-csi mark' in failed['msg'], failed
+        assert stack.vm.zfs('list', dataset('t-hv-foreign'), check=False).returncode == 0
+    finally:
+        stack.vm.zfs('destroy', dataset('t-hv-foreign'))
+
+
+def test_delete_refuses_a_volume_with_snapshots_until_the_volume_says_to_take_them(stack, host_volume):
+    made = host_volume('t-hv-snap')
+    stack.vm.zfs('snapshot', dataset('t-hv-snap') + '@before')
+    refused = stack.module('nomad_host_volume', {'name': 't-hv-snap', 'state': 'deleted'})
+    assert refused.failed and 'has 1 snapshot(s) (%s@before)' % dataset('t-hv-snap') in refused['msg'], refused
+    assert stack.vm.zfs('list', '-t', 'all', dataset('t-hv-snap') + '@before', check=False).returncode == 0
+    assert stack.get('/v1/volume/host/' + made['volume']['id'])['ID'] == made['volume']['id']
+
+    allowed = host_volume('t-hv-snap', parameters={'delete_snapshots': 'true'})
+    assert allowed['changed_fields'] == ['parameters']
+    gone = stack.module('nomad_host_volume', {'name': 't-hv-snap', 'state': 'deleted'})
+    assert gone['changed'], gone
+    assert stack.vm.zfs('list', '-t', 'all', dataset('t-hv-snap'), check=False).returncode == 1
+
+
+def test_a_repeated_create_as_nomad_sends_at_agent_start_changes_nothing(stack, host_volume):
+    """Nomad re-runs create for each volume when the agent starts: the same call, directly, with no PATH."""
+    made = host_volume('t-hv-again')
+    env = {
+        'DHV_OPERATION': 'create',
+        'DHV_NAMESPACE': 'default',
+        'DHV_VOLUME_NAME': 't-hv-again',
+        'DHV_VOLUME_ID': made['volume']['id'],
+        'DHV_CAPACITY_MIN_BYTES': '0',
+        'DHV_CAPACITY_MAX_BYTES': str(64 << 20),
+        'DHV_PARAMETERS': '{}',
+    }
+    command = 'env -i %s %s create' % (' '.join(shlex.quote('%s=%s' % kv) for kv in env.items()), PLUGIN)
+    written = props(stack.vm, dataset('t-hv-again'), 'written', 'creation')
+    answer = json.loads(stack.vm.sh(command).stdout)
+    assert answer == {'path': made['volume']['host_path'], 'bytes': 64 << 20}
+    assert props(stack.vm, dataset('t-hv-again'), 'written', 'creation') == written
+    fingerprint = stack.vm.sh('env -i %s fingerprint' % PLUGIN).stdout
+    assert json.loads(fingerprint) == {'version': '0.1.0'}

@@ -1,0 +1,137 @@
+"""nomad_host_volume's main() with a fake Nomad client fed Nomad v1.11.3's own answers: found by name, updated
+by ID, check mode predicts with the planner that writes, and what cannot change is refused before any write."""
+
+import json
+
+import pytest
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
+from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_host_volume
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
+
+CAPTURED = json.loads((FIXTURES / 'nomad_host_volume_1.11.3.json').read_text())
+READY = dict(CAPTURED['get'], State='ready')
+VOLUME_ID = READY['ID']
+ARGS = {
+    'name': 'scratch',
+    'plugin_id': 'mkdir',
+    'capacity_max': '1M',
+    'parameters': {'mode': '0755'},
+}
+
+
+@pytest.fixture
+def nomad(monkeypatch):
+    fake = FakeNomad().install(monkeypatch)
+    fake.handlers[('get', 'volumes')] = lambda body, params: [
+        v for v in fake.objects.values() if v.get('Name', '').startswith(params['prefix'])
+    ]
+
+    def create(body, params):
+        vol = dict(READY, **body['Volume'])
+        vol.setdefault('ID', VOLUME_ID)
+        fake.objects['volume/host/' + vol['ID']] = vol
+        return {'Volume': vol, 'Index': 20}
+
+    fake.handlers[('put', 'volume/host/create')] = create
+    return fake
+
+
+def test_a_new_volume_is_created_and_read_once_ready(run_main, nomad):
+    made = run_main(nomad_host_volume, ARGS)
+    assert made['changed'] is True
+    [(method, path, body)] = nomad.writes()
+    assert (method, path) == ('put', 'volume/host/create') and 'ID' not in body['Volume']
+    assert body['Volume']['RequestedCapacityMaxBytes'] == 1 << 20 and body['Volume']['PluginID'] == 'mkdir'
+    assert made['volume']['id'] == VOLUME_ID and made['volume']['state'] == 'ready'
+    assert made['volume']['host_path'] == READY['HostPath']
+
+
+def test_the_same_request_again_writes_nothing(run_main, nomad):
+    nomad.objects['volume/host/' + VOLUME_ID] = READY
+    again = run_main(nomad_host_volume, ARGS)
+    assert again['changed'] is False and nomad.writes() == [] and again['changed_fields'] == []
+
+
+def test_a_raised_capacity_is_an_update_by_id_and_check_mode_predicts_it(run_main, nomad):
+    nomad.objects['volume/host/' + VOLUME_ID] = READY
+    args = dict(ARGS, capacity_max='2M')
+    checked = run_main(nomad_host_volume, args, check=True, diff=True)
+    assert checked['changed'] and checked['changed_fields'] == ['capacity_max'] and nomad.writes() == []
+    assert checked['diff'] == {'before': {'capacity_max': 1 << 20}, 'after': {'capacity_max': 2 << 20}}
+    made = run_main(nomad_host_volume, args)
+    [(_, _, body)] = nomad.writes()
+    assert body['Volume']['ID'] == VOLUME_ID
+    assert made['volume'] == checked['volume']
+
+
+def test_a_shrink_below_the_provisioned_size_is_refused_before_any_write(run_main, nomad):
+    nomad.objects['volume/host/' + VOLUME_ID] = dict(READY, CapacityBytes=1 << 20)
+    failed = run_main(nomad_host_volume, dict(ARGS, capacity_max='512K'))
+    assert failed['failed'] and 'a volume cannot shrink' in failed['msg'] and nomad.writes() == []
+
+
+@pytest.mark.parametrize(
+    'args, message',
+    [
+        ({'plugin_id': 'zfs-dataset'}, "plugin_id of volume scratch is 'mkdir' and cannot change"),
+        ({'node_id': 'f8637ac6-5bd0-8503-428e-9e0b000c8caa', 'node_pool': 'storage'}, 'node_pool of volume scratch'),
+        ({'mode': 'register', 'host_path': '/srv', 'node_id': READY['NodeID']}, 'was created, so mode=register'),
+    ],
+)
+def test_what_cannot_change_is_refused_before_any_write(run_main, nomad, args, message):
+    nomad.objects['volume/host/' + VOLUME_ID] = READY
+    failed = run_main(nomad_host_volume, dict(ARGS, **args))
+    assert failed['failed'] and message in failed['msg'] and nomad.writes() == []
+
+
+@pytest.mark.parametrize(
+    'args, message',
+    [
+        ({'capacity_max': '12XB'}, "capacity_max: '12XB' is not a size"),
+        ({'capacity_min': '2M'}, 'capacity_min (2M) is above capacity_max (1M)'),
+        ({'mode': 'register'}, 'mode=register needs host_path and node_id'),
+        ({'host_path': '/srv'}, 'host_path is for mode=register'),
+        ({'parameters': {'recordsize': 16384}}, 'quote the value of recordsize'),
+    ],
+)
+def test_bad_input_names_the_field_and_calls_nothing(run_main, nomad, args, message):
+    failed = run_main(nomad_host_volume, dict(ARGS, **args))
+    assert failed['failed'] and message in failed['msg'] and nomad.calls == []
+
+
+def test_a_name_on_several_nodes_needs_node_id(run_main, nomad):
+    nomad.objects['volume/host/a'] = dict(READY, ID='a', NodeID='node-1')
+    nomad.objects['volume/host/b'] = dict(READY, ID='b', NodeID='node-2')
+    failed = run_main(nomad_host_volume, ARGS)
+    assert 'on several nodes (node-1, node-2); give node_id' in failed['msg'] and nomad.writes() == []
+    assert run_main(nomad_host_volume, dict(ARGS, node_id='node-2'))['volume']['id'] == 'b'
+
+
+def test_deleted_deletes_by_id_and_is_then_a_no_op(run_main, nomad):
+    nomad.objects['volume/host/' + VOLUME_ID] = READY
+    gone = run_main(nomad_host_volume, {'name': 'scratch', 'state': 'deleted'}, diff=True)
+    assert gone['changed'] and nomad.writes() == [('delete', 'volume/host/' + VOLUME_ID, None)]
+    assert 'volume' not in gone
+    assert run_main(nomad_host_volume, {'name': 'scratch', 'state': 'deleted'})['changed'] is False
+
+
+def test_placement_failure_says_what_a_node_needs(run_main, nomad):
+    status, text = CAPTURED['unknown_plugin']
+
+    def refuse(body, params):
+        raise NomadError('Nomad at fake refused PUT volume/host/create (%d): %s' % (status, text), status, text)
+
+    nomad.handlers[('put', 'volume/host/create')] = refuse
+    failed = run_main(nomad_host_volume, dict(ARGS, plugin_id='nope'))
+    assert 'reports host volume plugin nope (node attribute plugins.host_volume.nope.version' in failed['msg']
+
+
+def test_a_volume_that_stays_pending_fails_with_its_node(run_main, nomad, monkeypatch):
+    monkeypatch.setattr(nomad_host_volume, 'poll_until', lambda read, done, timeout, pause: (read(), False))
+    nomad.handlers[('put', 'volume/host/create')] = lambda body, params: (
+        nomad.objects.update({'volume/host/' + VOLUME_ID: CAPTURED['get']}) or {'Volume': CAPTURED['get']}
+    )
+    failed = run_main(nomad_host_volume, ARGS)
+    assert 'is still pending after 120s' in failed['msg'] and READY['NodeID'] in failed['msg']

@@ -1,0 +1,249 @@
+"""The host volume plugin's decisions, driven through run() with a zfs that answers from memory.
+
+The datasets' properties are those real OpenZFS 2.3.2 printed (tests/unit/fixtures); what real zfs
+and Nomad do with the plugin is tested on the VM (tests/integration/stack/test_host_volume_plugin.py).
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+
+PLUGIN_PATH = Path(__file__).resolve().parents[3] / 'roles' / 'host_volume_plugin' / 'files' / 'zfs-dataset.py'
+SPEC = importlib.util.spec_from_file_location('zfs_dataset_plugin', str(PLUGIN_PATH))
+plugin = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(plugin)
+
+CONF = 'parent=tank/nomad/volumes\n'
+VOLUME_ID = '6d0f7a5e-2c1b-4f7e-9a35-0c6a2f3b9e11'
+DATASET = 'tank/nomad/volumes/team-a/pg'
+# `zfs get -Hp all` of a filesystem on OpenZFS 2.3.2: property -> value.
+CAPTURED = dict(
+    (line.split('\t')[1], line.split('\t')[2])
+    for line in (FIXTURES / 'zfs_get_2.3.2.txt').read_text().splitlines()
+    if line.startswith('tank/fixture/csi\t')
+)
+
+
+def request_env(**overrides):
+    env = {
+        'DHV_OPERATION': 'create',
+        'DHV_NAMESPACE': 'team-a',
+        'DHV_VOLUME_NAME': 'pg',
+        'DHV_VOLUME_ID': VOLUME_ID,
+        'DHV_CAPACITY_MIN_BYTES': '0',
+        'DHV_CAPACITY_MAX_BYTES': str(1 << 30),
+        'DHV_PARAMETERS': '{}',
+    }
+    env.update(overrides)
+    return env
+
+
+class MemoryZfs(plugin.Zfs):
+    """Answers zfs get/list from {dataset: properties} and applies create, set, mount and destroy."""
+
+    def __init__(self, *names):
+        super().__init__(run=self.answer)
+        self.datasets, self.commands = {}, []
+        for name in names:
+            self.add(name)
+
+    def add(self, name, **props):
+        self.datasets[name] = dict(CAPTURED, **dict({'mountpoint': '/' + name}, **props))
+        return self.datasets[name]
+
+    def answer(self, argv, **kwargs):
+        assert isinstance(argv, list) and argv[0] == '/usr/sbin/zfs'
+        verb, args = argv[1], argv[2:]
+        if verb not in ('get', 'list'):
+            self.commands.append(argv[1:])
+        target = args[-1]
+        if verb != 'create' and target.split('@')[0] not in self.datasets:
+            return subprocess.CompletedProcess(argv, 1, '', "cannot open '%s': dataset does not exist\n" % target)
+        if verb == 'get':
+            props = self.datasets[target]
+            out = ''.join('%s\t%s\n' % (p, props.get(p, '-')) for p in args[-2].split(','))
+        elif verb == 'list':
+            out = ''.join('%s\n' % name for name in sorted(self.datasets) if name.startswith(target + '@'))
+        elif verb == 'create':
+            props = self.add(target)
+            props.update(opt.split('=', 1) for opt in args[1:-1] if '=' in opt)
+        elif verb == 'set':
+            self.datasets[target].update(opt.split('=', 1) for opt in args[:-1])
+        elif verb == 'mount':
+            self.datasets[target]['mounted'] = 'yes'
+        elif verb == 'destroy':
+            del self.datasets[target]
+        return subprocess.CompletedProcess(argv, 0, out if verb in ('get', 'list') else '', '')
+
+
+def run(zfs, operation='create', **env):
+    return plugin.run(operation, request_env(**env), CONF, zfs)
+
+
+def test_create_makes_a_marked_quotad_dataset_and_answers_where_it_is():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    answer = run(zfs, DHV_PARAMETERS=json.dumps({'compression': 'zstd', 'recordsize': '16K'}))
+    assert answer == {'path': '/' + DATASET, 'bytes': 1 << 30}
+    assert zfs.commands == [
+        [
+            'create',
+            '-p',
+            '-o',
+            'compression=zstd',
+            '-o',
+            plugin.MARK + '=' + VOLUME_ID,
+            '-o',
+            'recordsize=16384',
+            '-o',
+            'refquota=%d' % (1 << 30),
+            DATASET,
+        ]
+    ]
+
+
+def test_a_repeated_create_runs_no_command_and_answers_the_same():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    first = run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}')
+    del zfs.commands[:]
+    assert run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}') == first
+    assert zfs.commands == []
+
+
+def test_a_new_capacity_is_one_set_of_refquota():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    del zfs.commands[:]
+    assert run(zfs, DHV_CAPACITY_MAX_BYTES=str(2 << 30))['bytes'] == 2 << 30
+    assert zfs.commands == [['set', 'refquota=%d' % (2 << 30), DATASET]]
+
+
+def test_capacity_min_is_used_when_there_is_no_max():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    assert run(zfs, DHV_CAPACITY_MAX_BYTES='0', DHV_CAPACITY_MIN_BYTES='1048576')['bytes'] == 1048576
+
+
+def test_an_unmounted_volume_is_mounted_again():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    zfs.datasets[DATASET]['mounted'] = 'no'
+    del zfs.commands[:]
+    assert run(zfs)['path'] == '/' + DATASET
+    assert zfs.commands == [['mount', DATASET]]
+
+
+@pytest.mark.parametrize('mark', ['-', 'b1c2d3e4-0000-4000-8000-000000000000'])
+def test_a_dataset_without_this_volumes_mark_is_neither_taken_nor_destroyed(mark):
+    zfs = MemoryZfs('tank/nomad/volumes')
+    zfs.add(DATASET, **{plugin.MARK: mark})
+    for operation in ('create', 'delete'):
+        with pytest.raises(plugin.PluginError, match='not volume ' + VOLUME_ID):
+            run(zfs, operation)
+    assert zfs.commands == [] and DATASET in zfs.datasets
+
+
+def test_a_missing_parent_is_named_and_not_created():
+    zfs = MemoryZfs()
+    with pytest.raises(plugin.PluginError, match='the parent tank/nomad/volumes does not exist'):
+        run(zfs)
+    assert zfs.commands == []
+
+
+@pytest.mark.parametrize(
+    'field, value',
+    [
+        ('DHV_VOLUME_NAME', '..'),
+        ('DHV_VOLUME_NAME', 'a/b'),
+        ('DHV_VOLUME_NAME', 'a@b'),
+        ('DHV_VOLUME_NAME', 'a b'),
+        ('DHV_VOLUME_NAME', '-o'),
+        ('DHV_VOLUME_NAME', ''),
+        ('DHV_NAMESPACE', '../x'),
+        ('DHV_NAMESPACE', '.hidden'),
+    ],
+)
+def test_names_that_are_not_one_dataset_component_are_refused_before_zfs_runs(field, value):
+    zfs = MemoryZfs('tank/nomad/volumes')
+    for operation in ('create', 'delete'):
+        with pytest.raises(plugin.PluginError, match='cannot name a dataset'):
+            run(zfs, operation, **{field: value})
+    assert zfs.commands == []
+
+
+@pytest.mark.parametrize(
+    'parameters, message',
+    [
+        ({'mountpoint': '/etc'}, "parameter 'mountpoint' is not allowed; use only atime, com.sun:auto-snapshot"),
+        ({'setuid': 'on'}, "parameter 'setuid' is not allowed"),
+        ({'recordsize': '100K'}, 'recordsize=.100K. is invalid; use a power of two'),
+        ({'compression': 'lz4 -o mountpoint=/'}, 'compression=.* is invalid'),
+        ({'atime': 'yes'}, 'atime=.yes. is invalid; use on or off'),
+        ({'delete_snapshots': '1'}, 'delete_snapshots=.1. is invalid; use true or false'),
+    ],
+)
+def test_parameters_outside_the_allowlist_are_refused_before_zfs_runs(parameters, message):
+    zfs = MemoryZfs('tank/nomad/volumes')
+    with pytest.raises(plugin.PluginError, match=message):
+        run(zfs, DHV_PARAMETERS=json.dumps(parameters))
+    assert zfs.commands == []
+
+
+def test_a_volume_without_capacity_is_refused():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    with pytest.raises(plugin.PluginError, match='set capacity_min or capacity_max'):
+        run(zfs, DHV_CAPACITY_MAX_BYTES='0')
+    assert zfs.commands == []
+
+
+def test_delete_destroys_the_marked_dataset_without_recursion():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    del zfs.commands[:]
+    assert run(zfs, 'delete') == {}
+    assert zfs.commands == [['destroy', DATASET]]
+    assert run(zfs, 'delete') == {}, 'a repeated delete of a gone volume succeeds'
+
+
+def test_delete_refuses_snapshots_unless_the_volume_says_to_take_them():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    zfs.add(DATASET + '@daily')
+    del zfs.commands[:]
+    with pytest.raises(plugin.PluginError, match=r'has 1 snapshot\(s\) \(%s@daily\).*delete_snapshots' % DATASET):
+        run(zfs, 'delete')
+    assert zfs.commands == []
+    run(zfs, 'delete', DHV_PARAMETERS='{"delete_snapshots": "true"}')
+    assert zfs.commands == [['destroy', DATASET + '@daily'], ['destroy', DATASET]]
+
+
+def test_no_command_ever_recurses():
+    request = plugin.parse_request(request_env(DHV_PARAMETERS='{"delete_snapshots": "true"}'), 'tank/p')
+    current = {plugin.MARK: VOLUME_ID, 'type': 'filesystem'}
+    for argv in plugin.plan_delete(request, current, ['tank/p/team-a/pg@1', 'tank/p/team-a/pg@2']):
+        assert '-r' not in argv and '-R' not in argv
+
+
+@pytest.mark.parametrize('text', ['', 'parent=\n', 'parent=tank/../x\n', 'parent=tank/a b\n'])
+def test_a_missing_or_bad_parent_line_names_the_role(text):
+    with pytest.raises(plugin.PluginError, match='host_volume_plugin role'):
+        plugin.read_parent(text)
+
+
+def test_the_executable_answers_nomad_in_json():
+    """Run as Nomad runs it: argv[1] the operation and no PATH."""
+    done = subprocess.run(
+        [sys.executable, str(PLUGIN_PATH), 'fingerprint'], env={'DHV_OPERATION': 'fingerprint'}, stdout=subprocess.PIPE
+    )
+    assert done.returncode == 0 and json.loads(done.stdout) == {'version': plugin.VERSION}
+    done = subprocess.run(
+        [sys.executable, str(PLUGIN_PATH), 'create'], env=request_env(DHV_VOLUME_NAME='a/b'), stdout=subprocess.PIPE
+    )
+    assert done.returncode == 1
+    assert json.loads(done.stdout)['error'].startswith('zfs-dataset: ')
+    assert os.access(str(PLUGIN_PATH), os.X_OK)
