@@ -2,7 +2,8 @@
 # The main job on the local default stack: boot the ZFS VM and a Nomad dev agent in
 # it, run site.yml twice (the second run must report changed=0 on every host), then
 # show the delegation, the dataset democratic-csi made for volume demo, and a
-# workload's file surviving into a second allocation on that dataset.
+# workload's file surviving into a second allocation on that dataset; then the same
+# on a dynamic host volume that the zfs-dataset plugin made (no CSI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
@@ -34,9 +35,9 @@ echo "--- nomad plugin status zfs"
 "$CACHE/bin/nomad" plugin status zfs
 echo "--- nomad volume status demo"
 "$CACHE/bin/nomad" volume status demo
-# run_workload write|read: one batch allocation that claims the volume; prints its output.
+# run_workload write|read [-var ...]: one batch allocation that claims the volume; prints its output.
 run_workload() {
-  "$CACHE/bin/nomad" job run -detach -var "action=$1" scripts/demo-workload.nomad >/dev/null
+  "$CACHE/bin/nomad" job run -detach -var "action=$1" "${@:2}" scripts/demo-workload.nomad >/dev/null
   local alloc="" state=""
   for _ in $(seq 150); do
     read -r alloc state < <("$CACHE/bin/nomad" job allocs -json demo-workload | python3 -c \
@@ -54,4 +55,16 @@ if [ -z "$written" ] || [ "$written" != "$read_back" ]; then
   echo "demo: read back differs from what was written" >&2; exit 1
 fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
-echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; the volume kept a workload's file)"
+echo "--- ZFS without CSI: host volume demo-hv through the zfs-dataset plugin (nomad_host_volume)"
+.venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
+  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
+  | sed -n '1p;/"host_path"/p;/"state"/p'
+bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquota,compression,nomad-zfs-csi:host-volume-id \
+  tank/nomad/volumes/default/demo-hv || { echo "demo: no dataset for host volume demo-hv" >&2; exit 1; }
+hv_written=$(run_workload write -var volume=demo-hv -var volume_type=host); echo "write allocation: $hv_written"
+hv_read=$(run_workload read -var volume=demo-hv -var volume_type=host); echo "read allocation:  $hv_read"
+if [ -z "$hv_written" ] || [ "$hv_written" != "$hv_read" ]; then
+  echo "demo: host volume demo-hv: read back differs from what was written" >&2; exit 1
+fi
+"$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
+echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; CSI volume demo and host volume demo-hv each kept a workload's file)"

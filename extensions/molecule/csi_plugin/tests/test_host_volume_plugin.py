@@ -1,0 +1,48 @@
+"""Verify the host_volume_plugin role after site.yml: the plugin as installed in the VM, and the node reporting it."""
+
+import json
+import os
+import urllib.request
+
+import pytest
+import testinfra
+
+NOMAD = 'http://127.0.0.1:4646'
+PLUGIN = '/opt/nzc/host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
+
+
+@pytest.fixture(scope='module')
+def zfsvm():
+    return testinfra.get_host('ansible://zfsvm', ansible_inventory=os.environ['MOLECULE_INVENTORY_FILE'])
+
+
+def test_the_plugin_is_root_owned_and_executable(zfsvm):
+    plugin = zfsvm.file(PLUGIN)
+    assert plugin.user == 'root' and plugin.mode == 0o755
+    assert zfsvm.file('/etc/nomad-zfs-csi/host-volume.conf').content_string == 'parent=tank/nomad/volumes\n'
+
+
+def test_the_plugin_answers_a_fingerprint_with_no_environment(zfsvm):
+    assert json.loads(zfsvm.check_output('env -i %s fingerprint', PLUGIN)) == {'version': '0.1.0'}
+
+
+def test_the_plugin_refuses_a_name_outside_one_dataset_component_and_runs_no_zfs(zfsvm):
+    run = zfsvm.run(
+        'env -i DHV_NAMESPACE=default DHV_VOLUME_NAME=../../etc DHV_VOLUME_ID=%s %s create',
+        '00000000-0000-4000-8000-000000000000',
+        PLUGIN,
+    )
+    assert run.rc == 1 and "volume name '../../etc' cannot name a dataset" in json.loads(run.stdout)['error']
+
+
+def test_the_node_reports_the_plugin():
+    with urllib.request.urlopen(NOMAD + '/v1/nodes', timeout=10) as resp:
+        [node] = json.loads(resp.read())
+    with urllib.request.urlopen(NOMAD + '/v1/node/' + node['ID'], timeout=10) as resp:
+        attributes = json.loads(resp.read())['Attributes']
+    assert attributes['plugins.host_volume.zfs-dataset.version'] == '0.1.0'
+
+
+def test_the_parent_keeps_setuid_and_devices_off(zfsvm):
+    out = zfsvm.check_output('/usr/sbin/zfs get -H -o value setuid,devices tank/nomad/volumes')
+    assert out.split() == ['off', 'off']
