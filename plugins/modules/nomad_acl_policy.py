@@ -37,6 +37,9 @@ options:
     description:
       - The policy's rules in HCL, as C(nomad acl policy apply) takes them. Required with O(state=present).
       - For example C(namespace "team-a" { capabilities = ["submit-job", "csi-mount-volume"] }).
+      - Keys the policy schema does not have are refused before Nomad is called, at any depth. Nomad itself refuses
+        them only at the top level and stores a misspelt key inside a block (C(capabilites)), which then grants
+        nothing. Rules this check cannot read are left to Nomad's parser, which names the error.
     type: str
   job_acl:
     description:
@@ -103,6 +106,7 @@ changed_fields:
 import re
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_policy_plan import comparable, plan_policy
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_rules_keys import describe, unknown_keys
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 
@@ -115,6 +119,11 @@ def check_input(p):
         raise PlanError('name %r is not a Nomad policy name; use 1 to 128 letters, digits and "-".' % p['name'])
     if p['state'] == 'present' and not (p['rules'] or '').strip():
         raise PlanError('rules is required with state=present; give the policy in HCL, or use state=absent.')
+    found = unknown_keys(p['rules'] or '') if p['state'] == 'present' else []
+    if found:
+        raise PlanError(
+            'rules: %s. Nomad would store these keys and grant nothing for them; correct them.' % describe(found)
+        )
     acl = p['job_acl']
     if acl and acl['task'] and not acl['group']:
         raise PlanError('job_acl.task needs job_acl.group; name the task group the task is in.')

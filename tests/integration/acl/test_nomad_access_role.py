@@ -33,9 +33,9 @@ VOLUME = {
 }
 
 
-def play(acl, tmp_path):
+def play(acl, tmp_path, text=PLAY):
     playbook = tmp_path / 'access.yml'
-    playbook.write_text(PLAY)
+    playbook.write_text(text)
     env = ansible_env(NOMAD_ADDR=acl.address, NOMAD_TOKEN=acl.management)
     argv = [str(BIN / 'ansible-playbook'), '-i', 'localhost,', '-e', 'ansible_python_interpreter=%s' % (BIN / 'python')]
     return subprocess.run(argv + [str(playbook)], env=env, capture_output=True, text=True, timeout=600, check=False)
@@ -80,3 +80,24 @@ def test_the_operator_writes_volumes_but_runs_no_tenant_job(acl, secrets):
     assert acl.api('GET', '/v1/jobs?namespace=nzc-a', token=op)[0] == 403
     assert acl.api('GET', '/v1/jobs?namespace=default', token=op) == []
     assert acl.api('GET', '/v1/var/nomad-access/tokens/nzc-a-submitter', token=op)[0] == 403
+
+
+def test_a_policy_file_with_an_unknown_key_stops_the_role_before_anything_changes(acl, tmp_path):
+    (tmp_path / 'auditor.hcl').write_text('namespace "nzc-c" {\n  capabilites = ["read-job"]\n}\n')
+    text = PLAY.replace('nzc-a', 'nzc-c').replace('nzc-b', 'nzc-d') + (
+        '        nomad_access_operator_name: nzc-c-operator\n'
+        '        nomad_access_policies:\n'
+        '          - name: nzc-auditor\n'
+        '            file: %s\n' % (tmp_path / 'auditor.hcl')
+    )
+    before = [acl.api('GET', path) for path in ('/v1/namespaces', '/v1/acl/policies', '/v1/acl/tokens')]
+    failed = play(acl, tmp_path, text)
+    assert failed.returncode != 0
+    assert 'unknown key \'capabilites\' in namespace \\"nzc-c\\"' in failed.stdout, failed.stdout[-3000:]
+    assert [acl.api('GET', path) for path in ('/v1/namespaces', '/v1/acl/policies', '/v1/acl/tokens')] == before
+
+    (tmp_path / 'auditor.hcl').write_text('namespace "nzc-c" {\n  capabilities = ["read-job"]\n}\n')
+    fixed = play(acl, tmp_path, text)
+    assert fixed.returncode == 0, fixed.stdout[-3000:]
+    # The file lookup drops the last newline.
+    assert acl.api('GET', '/v1/acl/policy/nzc-auditor')['Rules'] == (tmp_path / 'auditor.hcl').read_text().rstrip()

@@ -35,14 +35,35 @@ def test_a_bad_rule_fails_with_nomads_reason_and_nothing_changes(acl):
     acl.module('nomad_acl_policy', {'name': 'nzc-strict', 'rules': RULES})
     index = stored(acl, 'nzc-strict')['ModifyIndex']
     for rules, reason in (
-        (RULES + 'namspace "x" {\n  policy = "read"\n}\n', 'Invalid or duplicate policy keys: namspace'),
-        ('namspace "x" {\n  policy = "read"\n}\n', 'Invalid policy: namspace'),
+        (RULES + 'namspace "x" {\n  policy = "read"\n}\n', "unknown key 'namspace' at the top level"),
         ('namespace "x" {\n  capabilities = ["fly"]\n}\n', "Invalid namespace capability 'fly'"),
         ('namespace "x" {\n  policy = "read"\n', 'Failed to parse ACL Policy'),
     ):
         refused = acl.module('nomad_acl_policy', {'name': 'nzc-strict', 'rules': rules})
         assert refused.failed and reason in refused['msg'], refused
     assert stored(acl, 'nzc-strict')['ModifyIndex'] == index
+
+
+def test_a_misspelt_key_nomad_would_store_is_refused_before_any_write(acl):
+    typo = 'namespace "nzc-typo" {\n  capabilites = ["read-job"]\n}\n'
+    # Nomad itself stores it, and the policy then grants nothing.
+    assert acl.api('POST', '/v1/acl/policy/nzc-typo-direct', {'Name': 'nzc-typo-direct', 'Rules': typo}) is None
+    assert stored(acl, 'nzc-typo-direct')['Rules'] == typo
+    refused = acl.module('nomad_acl_policy', {'name': 'nzc-typo', 'rules': typo})
+    assert refused.failed and 'unknown key \'capabilites\' in namespace "nzc-typo"' in refused['msg'], refused
+    assert stored(acl, 'nzc-typo')[0] == 404
+
+
+def test_every_key_the_check_allows_nomad_takes(acl):
+    every = (
+        'namespace "nzc-every" {\n  policy = "read"\n  capabilities = ["submit-job"]\n'
+        '  variables {\n    path "nzc/*" {\n      capabilities = ["read"]\n    }\n  }\n}\n'
+        'node_pool "default" {\n  policy = "read"\n}\nhost_volume "pg*" {\n  policy = "write"\n}\n'
+        'agent {\n  policy = "read"\n}\nnode {\n  policy = "read"\n}\noperator {\n  policy = "read"\n}\n'
+        'quota {\n  policy = "read"\n}\nplugin {\n  policy = "read"\n}\n'
+    )
+    made = acl.module('nomad_acl_policy', {'name': 'nzc-every', 'rules': every})
+    assert made['changed'] and stored(acl, 'nzc-every')['Rules'] == every, made
 
 
 def test_the_policy_limits_a_token_to_its_namespace(acl):
