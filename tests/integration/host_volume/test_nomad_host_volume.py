@@ -81,3 +81,16 @@ def test_another_plugin_for_a_volume_is_refused_before_any_write(nomad):
     assert failed.failed and "plugin_id of volume kept is 'mkdir' and cannot change" in failed['msg']
     assert nomad.api('/v1/volume/host/' + made['volume']['id'])['ModifyIndex'] == index
     assert nomad.module({'name': 'kept', 'state': 'deleted'})['changed']
+
+
+def test_register_records_an_existing_directory_on_its_node(nomad, tmp_path):
+    [node] = nomad.api('/v1/nodes')
+    args = {'name': 'registered', 'mode': 'register', 'host_path': str(tmp_path), 'node_id': node['ID']}
+    made = nomad.module(args)
+    assert made['changed'] and made['volume']['host_path'] == str(tmp_path) and made['volume']['state'] == 'ready'
+    assert made['volume']['plugin_id'] == ''
+    assert nomad.module(args)['changed'] is False
+    missing = nomad.module(dict(args, name='nowhere', host_path=str(tmp_path / 'nowhere')))
+    assert missing.failed and 'could not verify host path' in missing['msg'], missing
+    gone = nomad.module({'name': 'registered', 'state': 'deleted'})
+    assert gone['changed'] and tmp_path.is_dir(), 'a registered volume is deleted from Nomad only'

@@ -50,7 +50,7 @@ class MemoryZfs(plugin.Zfs):
 
     def __init__(self, *names):
         super().__init__(run=self.answer)
-        self.datasets, self.commands = {}, []
+        self.datasets, self.commands, self.processes = {}, [], 0
         for name in names:
             self.add(name)
 
@@ -60,6 +60,7 @@ class MemoryZfs(plugin.Zfs):
 
     def answer(self, argv, **kwargs):
         assert isinstance(argv, list) and argv[0] == '/usr/sbin/zfs'
+        self.processes += 1
         verb, args = argv[1], argv[2:]
         if verb not in ('get', 'list'):
             self.commands.append(argv[1:])
@@ -108,12 +109,14 @@ def test_create_makes_a_marked_quotad_dataset_and_answers_where_it_is():
     ]
 
 
-def test_a_repeated_create_runs_no_command_and_answers_the_same():
+def test_a_repeated_create_runs_one_zfs_get_and_answers_the_same():
     zfs = MemoryZfs('tank/nomad/volumes')
     first = run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}')
+    assert zfs.processes == 4, 'a new volume: get it (missing), get the parent, create, get it'
     del zfs.commands[:]
+    zfs.processes = 0
     assert run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}') == first
-    assert zfs.commands == []
+    assert zfs.commands == [] and zfs.processes == 1
 
 
 def test_a_new_capacity_is_one_set_of_refquota():
