@@ -144,12 +144,12 @@ def test_a_repeated_create_as_nomad_sends_at_agent_start_changes_nothing(stack, 
 
 def test_each_namespace_has_its_own_dataset_under_the_parent(stack):
     assert stack.module('nomad_namespace', {'name': 't-hv-ns'})['rc'] == 0
-    args = {'name': 't-hv', 'namespace': 't-hv-ns', 'capacity_max': '32M'}
+    args = {'name': 't-hv-in-ns', 'namespace': 't-hv-ns', 'capacity_max': '32M'}
     try:
         made = stack.module('nomad_host_volume', args)
-        assert made['changed'] and made['volume']['host_path'] == '/' + dataset('t-hv', 't-hv-ns'), made
-        assert props(stack.vm, dataset('t-hv', 't-hv-ns'), MARK)[MARK] == made['volume']['id']
+        assert made['changed'] and made['volume']['host_path'] == '/' + dataset('t-hv-in-ns', 't-hv-ns'), made
+        assert props(stack.vm, dataset('t-hv-in-ns', 't-hv-ns'), MARK)[MARK] == made['volume']['id']
     finally:
         stack.module('nomad_host_volume', dict(args, state='deleted'))
         stack.module('nomad_namespace', {'name': 't-hv-ns', 'state': 'absent'})
-    assert stack.vm.zfs('list', dataset('t-hv', 't-hv-ns'), check=False).returncode == 1
+    assert stack.vm.zfs('list', dataset('t-hv-in-ns', 't-hv-ns'), check=False).returncode == 1
