@@ -241,11 +241,17 @@ def test_a_missing_or_bad_parent_line_names_the_role(text):
 def test_the_executable_answers_nomad_in_json():
     """Run as Nomad runs it: argv[1] the operation and no PATH."""
     done = subprocess.run(
-        [sys.executable, str(PLUGIN_PATH), 'fingerprint'], env={'DHV_OPERATION': 'fingerprint'}, stdout=subprocess.PIPE
+        [sys.executable, str(PLUGIN_PATH), 'fingerprint'],
+        env={'DHV_OPERATION': 'fingerprint'},
+        stdout=subprocess.PIPE,
+        check=False,
     )
     assert done.returncode == 0 and json.loads(done.stdout) == {'version': plugin.VERSION}
     done = subprocess.run(
-        [sys.executable, str(PLUGIN_PATH), 'create'], env=request_env(DHV_VOLUME_NAME='a/b'), stdout=subprocess.PIPE
+        [sys.executable, str(PLUGIN_PATH), 'create'],
+        env=request_env(DHV_VOLUME_NAME='a/b'),
+        stdout=subprocess.PIPE,
+        check=False,
     )
     assert done.returncode == 1
     assert json.loads(done.stdout)['error'].startswith('zfs-dataset: ')

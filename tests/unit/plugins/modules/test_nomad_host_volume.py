@@ -61,8 +61,8 @@ def test_a_raised_capacity_is_an_update_by_id_and_check_mode_predicts_it(run_mai
     assert checked['changed'] and checked['changed_fields'] == ['capacity_max'] and nomad.writes() == []
     assert checked['diff'] == {'before': {'capacity_max': 1 << 20}, 'after': {'capacity_max': 2 << 20}}
     made = run_main(nomad_host_volume, args)
-    [(_, _, body)] = nomad.writes()
-    assert body['Volume']['ID'] == VOLUME_ID
+    [write] = nomad.writes()
+    assert write[2]['Volume']['ID'] == VOLUME_ID
     assert made['volume'] == checked['volume']
 
 
