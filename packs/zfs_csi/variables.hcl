@@ -241,3 +241,24 @@ variable "volumes" {
   }))
   default = []
 }
+
+variable "host_volumes" {
+  description = "Dynamic host volumes (no CSI) for templates/host_volumes.json, in the shape of the nomad_host_volume module's volumes option: name, then optionally mode, plugin_id (the host_volume_plugin role's zfs-dataset by default), host_path, node_id, node_pool, capacity_min/max (bytes or with a unit), capabilities (access_mode, attachment_mode), parameters, state."
+  type = list(object({
+    name         = string
+    mode         = optional(string)
+    plugin_id    = optional(string)
+    host_path    = optional(string)
+    node_id      = optional(string)
+    node_pool    = optional(string)
+    capacity_min = optional(string)
+    capacity_max = optional(string)
+    capabilities = optional(list(object({
+      access_mode     = string
+      attachment_mode = string
+    })))
+    parameters = optional(map(string))
+    state      = optional(string)
+  }))
+  default = []
+}

@@ -253,11 +253,14 @@ volumes:
       sample: {"id": "pgdata", "capacity": 1073741824}
 """
 
-import json
 import re
 
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._bulk import (
+    bulk_result,
+    read_json,
+    refuse_single_options,
+    validated_items,
+)
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import (
     capabilities_of,
     items_from_spec,
@@ -408,26 +411,14 @@ def bulk_items(module):
     All are checked before Nomad is called, so a bad item changes nothing.
     """
     p = module.params
-    for field, spec in VOLUME_OPTIONS.items():
-        if field not in ('id', 'plugin_id') and p[field] != spec.get('default'):
-            raise PlanError(
-                '%s is an option of one volume (id); with volumes or spec_file give it in each item.' % field
-            )
+    refuse_single_options(p, VOLUME_OPTIONS, 'id', shared=('plugin_id',))
     if p['volumes'] is not None:
         raw = [('volumes[%d].' % i, item) for i, item in enumerate(p['volumes'])]
     else:
         raw = read_spec_file(p['spec_file'], p['namespace'])
-    validator, seen, checked = ArgumentSpecValidator(VOLUME_OPTIONS), set(), []
-    for label, item in raw:
-        hide_secrets(module, item)
-        validated = validator.validate(item)
-        if validated.error_messages:
-            raise PlanError(label + ' '.join(validated.error_messages))
-        item = validated.validated_parameters
+    checked = []
+    for label, item in validated_items(raw, VOLUME_OPTIONS, 'id', lambda item: hide_secrets(module, item)):
         item.update(plugin_id=item['plugin_id'] or p['plugin_id'], namespace=p['namespace'])
-        if item['id'] in seen:
-            raise PlanError('%sid %s is given twice; give each volume once.' % (label, item['id']))
-        seen.add(item['id'])
         checked.append((item, check_volume(item, label)))
     return checked
 
@@ -445,9 +436,8 @@ def hide_secrets(module, item):
 def read_spec_file(path, namespace):
     """The volumes of a JSON file that the zfs_csi pack renders (or in Nomad's API form), as [(label, item)]."""
     try:
-        with open(path) as f:
-            raw = items_from_spec(json.load(f), namespace)
-    except (IOError, OSError, ValueError) as e:
+        raw = items_from_spec(read_json(path, 'volumes'), namespace)
+    except ValueError as e:
         raise PlanError('spec_file %s: %s; give the volumes JSON that the zfs_csi pack renders.' % (path, e))
     return [('spec_file %s: volumes[%d].' % (path, i), item) for i, item in enumerate(raw)]
 
@@ -465,7 +455,7 @@ def converge_many(module):
             # The list shows no capacity, capabilities or parameters; removal needs only to know it exists.
             current = client.get(path, missing_ok=True) if item['state'] == 'present' else {'ID': item['id']}
         plans.append((item, current, plan_volume(item, capacity, current)))
-    results, before, after = [], {}, {}
+    entries = []
     for item, current, plan in plans:
         if plan.steps and not module.check_mode:
             apply(client, plan)
@@ -473,17 +463,8 @@ def converge_many(module):
         entry = dict(id=item['id'], changed=bool(plan.steps), changed_fields=plan.changed_fields)
         if current and item['state'] == 'present':
             entry['volume'] = public(current)
-        if plan.steps:
-            before[item['id']], after[item['id']] = plan.before, plan.after
-        results.append(entry)
-    result = dict(
-        changed=any(r['changed'] for r in results),
-        changed_fields=sorted(set(f for r in results for f in r['changed_fields'])),
-        volumes=results,
-    )
-    if module._diff:
-        result['diff'] = dict(before=before, after=after)
-    return result
+        entries.append((item['id'], entry, plan))
+    return bulk_result(entries, module._diff)
 
 
 VOLUME_OPTIONS = dict(

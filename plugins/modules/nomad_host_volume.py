@@ -33,9 +33,25 @@ extends_documentation_fragment:
   - nomad_zfs.csi.nomad
 options:
   name:
-    description: The volume name that jobs ask for in their C(volume) block (C(type = "host")).
+    description:
+      - The volume name that jobs ask for in their C(volume) block (C(type = "host")).
+      - One of O(name), O(volumes) and O(spec_file) is required.
     type: str
-    required: true
+  volumes:
+    description:
+      - Many volumes, each a dictionary of this module's options for one volume (O(name), O(mode), O(plugin_id), ...,
+        O(state), O(force)), which is then required to have O(name). The options for one volume cannot be given
+        beside O(volumes).
+      - Every item is checked before Nomad is called, so a bad item changes nothing. Nomad is asked for its list of
+        host volumes once; each listed volume that is to stay is read, and only what differs is written.
+    type: list
+    elements: dict
+  spec_file:
+    description:
+      - A JSON file of volumes, converged like O(volumes), as the zfs_csi pack's C(host_volumes.json) holds them (an
+        object with optionally C(namespace), and C(volumes), a list in the shape of O(volumes)).
+      - A namespace in the file must be O(namespace).
+    type: path
   mode:
     description: V(create) has the plugin make the volume; V(register) records an existing directory.
     type: str
@@ -130,6 +146,10 @@ EXAMPLES = r"""
       compression: zstd
       recordsize: 16K
 
+- name: Every host volume the pack rendered (nomad-pack render packs/zfs_csi -f vars.hcl -o out)
+  nomad_zfs.csi.nomad_host_volume:
+    spec_file: out/zfs_csi/host_volumes.json
+
 - name: Delete it, snapshots included
   nomad_zfs.csi.nomad_host_volume:
     name: pgdata
@@ -147,6 +167,12 @@ volume:
            "host_path": "/tank/nomad/volumes/team-a/pgdata", "capacity_bytes": 1073741824,
            "capacity_min": 0, "capacity_max": 1073741824, "state": "ready", "parameters": {"compression": "zstd"},
            "capabilities": [{"access_mode": "single-node-writer", "attachment_mode": "file-system"}]}
+volumes:
+  description: With O(volumes) or O(spec_file), one entry per item in their order.
+  returned: with O(volumes) or O(spec_file)
+  type: list
+  elements: dict
+  sample: [{"name": "pgdata", "changed": false, "changed_fields": [], "volume": {"id": "6d0f7a5e-..."}}]
 changed_fields:
   description: Fields that differed and were (or in check mode would be) written.
   returned: always
@@ -155,6 +181,12 @@ changed_fields:
   sample: [capacity_max]
 """
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._bulk import (
+    bulk_result,
+    read_json,
+    refuse_single_options,
+    validated_items,
+)
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import find, plan_host_volume, shown
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
@@ -223,62 +255,120 @@ def wait_ready(client, volume_id, timeout):
     return volume
 
 
-def converge(module):
-    p, client = module.params, module.client
-    capacity = check_input(p)
-    listed = client.get('volumes', params={'type': 'host', 'prefix': p['name']})
+def converge_one(module, p, capacity, listed):
+    """One volume from Nomad's list: read it, plan, apply unless in check mode; (entry, plan)."""
+    client = module.client
     stub = find(listed, p['name'], p['node_id'])
-    current = client.get('volume/host/' + stub['ID']) if stub else None
+    current = client.get('volume/host/' + stub['ID']) if stub and p['state'] == 'present' else stub
     plan = plan_host_volume(p, capacity, current)
-    result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
-    if module._diff:
-        result['diff'] = dict(before=plan.before, after=plan.after)
+    entry = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
     if plan.steps and not module.check_mode:
         for method, endpoint, kwargs in plan.steps:
             answer = write(client, method, endpoint, kwargs, p)
         if p['state'] == 'present':
             current = wait_ready(client, answer['Volume']['ID'], p['timeout'])
     if p['state'] == 'present':
-        result['volume'] = shown(plan.predicted if plan.steps and module.check_mode else current)
+        entry['volume'] = shown(plan.predicted if plan.steps and module.check_mode else current)
+    return entry, plan
+
+
+def converge(module):
+    p = module.params
+    capacity = check_input(p)
+    listed = module.client.get('volumes', params={'type': 'host', 'prefix': p['name']})
+    result, plan = converge_one(module, p, capacity, listed)
+    if module._diff:
+        result['diff'] = dict(before=plan.before, after=plan.after)
     return result
+
+
+def bulk_items(p):
+    """Every item of volumes or spec_file with its capacities, all checked before Nomad is called."""
+    refuse_single_options(p, VOLUME_OPTIONS, 'name')
+    if p['volumes'] is not None:
+        raw = [('volumes[%d].' % i, item) for i, item in enumerate(p['volumes'])]
+    else:
+        doc = read_json(p['spec_file'], 'host_volumes')
+        if not isinstance(doc, dict) or not isinstance(doc.get('volumes'), list):
+            raise PlanError('spec_file %s: no "volumes" list at the top.' % p['spec_file'])
+        if doc.get('namespace') and doc['namespace'] != p['namespace']:
+            raise PlanError(
+                'spec_file %s is for namespace %s, not %s; set namespace to match.'
+                % (p['spec_file'], doc['namespace'], p['namespace'])
+            )
+        raw = [
+            ('spec_file %s: volumes[%d].' % (p['spec_file'], i), dict((k, v) for k, v in item.items() if v is not None))
+            for i, item in enumerate(doc['volumes'])
+        ]
+    checked = []
+    for label, item in validated_items(raw, VOLUME_OPTIONS, 'name'):
+        item.update(namespace=p['namespace'], timeout=p['timeout'])
+        try:
+            checked.append((item, check_input(item)))
+        except PlanError as e:
+            raise PlanError(label + str(e))
+    return checked
+
+
+def converge_many(module):
+    """Many volumes: one list call, a read of each listed volume that is to stay, then the writes."""
+    items = bulk_items(module.params)
+    listed = module.client.get('volumes', params={'type': 'host'})
+    entries = []
+    for item, capacity in items:
+        entry, plan = converge_one(module, item, capacity, listed)
+        entries.append((item['name'], dict(entry, name=item['name']), plan))
+    return bulk_result(entries, module._diff)
+
+
+VOLUME_OPTIONS = dict(
+    name=dict(type='str', required=True),
+    mode=dict(type='str', choices=['create', 'register'], default='create'),
+    plugin_id=dict(type='str', default='zfs-dataset'),
+    host_path=dict(type='str'),
+    node_id=dict(type='str'),
+    node_pool=dict(type='str'),
+    capacity_min=dict(type='str'),
+    capacity_max=dict(type='str'),
+    capabilities=dict(
+        type='list',
+        elements='dict',
+        default=[dict(access_mode='single-node-writer', attachment_mode='file-system')],
+        options=dict(
+            access_mode=dict(
+                type='str',
+                required=True,
+                choices=[
+                    'single-node-reader-only',
+                    'single-node-writer',
+                    'single-node-single-writer',
+                    'single-node-multi-writer',
+                ],
+            ),
+            attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']),
+        ),
+    ),
+    parameters=dict(type='dict', default={}),
+    state=dict(type='str', choices=['present', 'deleted'], default='present'),
+    force=dict(type='bool', default=False),
+)
 
 
 def main():
     module = NomadModule(
         argument_spec=dict(
-            name=dict(type='str', required=True),
-            mode=dict(type='str', choices=['create', 'register'], default='create'),
-            plugin_id=dict(type='str', default='zfs-dataset'),
-            host_path=dict(type='str'),
-            node_id=dict(type='str'),
-            node_pool=dict(type='str'),
-            capacity_min=dict(type='str'),
-            capacity_max=dict(type='str'),
-            capabilities=dict(
-                type='list',
-                elements='dict',
-                default=[dict(access_mode='single-node-writer', attachment_mode='file-system')],
-                options=dict(
-                    access_mode=dict(
-                        type='str',
-                        required=True,
-                        choices=[
-                            'single-node-reader-only',
-                            'single-node-writer',
-                            'single-node-single-writer',
-                            'single-node-multi-writer',
-                        ],
-                    ),
-                    attachment_mode=dict(type='str', required=True, choices=['file-system', 'block-device']),
-                ),
-            ),
-            parameters=dict(type='dict', default={}),
-            state=dict(type='str', choices=['present', 'deleted'], default='present'),
-            force=dict(type='bool', default=False),
+            VOLUME_OPTIONS,
+            name=dict(type='str'),
+            volumes=dict(type='list', elements='dict'),
+            spec_file=dict(type='path'),
             timeout=dict(type='int', default=CSI_CALL_TIMEOUT),
         ),
+        required_one_of=[('name', 'volumes', 'spec_file')],
+        mutually_exclusive=[('name', 'volumes', 'spec_file')],
         supports_check_mode=True,
     )
+    if module.params['name'] is None:
+        module.exit_json(**module.run(lambda: converge_many(module), changed_fields=[], volumes=[]))
     module.exit_json(**module.run(lambda: converge(module), changed_fields=[]))
 
 

@@ -10,3 +10,10 @@ volumes = [{
   external_id = "scratch"
   topology    = { required = [{ "org.democratic-csi.topology/node" = "storage-1" }] }
 }]
+# Beside CSI: a dynamic host volume the zfs-dataset plugin makes on a storage node.
+host_volumes = [{
+  name         = "pgdata"
+  node_pool    = "storage"
+  capacity_max = "10G"
+  parameters   = { compression = "zstd", recordsize = "16K" }
+}]

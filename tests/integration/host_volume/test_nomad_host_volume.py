@@ -94,3 +94,15 @@ def test_register_records_an_existing_directory_on_its_node(nomad, tmp_path):
     assert missing.failed and 'could not verify host path' in missing['msg'], missing
     gone = nomad.module({'name': 'registered', 'state': 'deleted'})
     assert gone['changed'] and tmp_path.is_dir(), 'a registered volume is deleted from Nomad only'
+
+
+def test_many_volumes_in_one_task(nomad):
+    items = [dict(SCRATCH, name='many-a'), dict(SCRATCH, name='many-b', capacity_max='2M')]
+    made = nomad.module({'volumes': items})
+    assert made['changed'] and [v['volume']['state'] for v in made['volumes']] == ['ready', 'ready'], made
+    assert nomad.module({'volumes': items})['changed'] is False
+    bad = nomad.module({'volumes': items + [dict(SCRATCH, name='many-c', capacity_max='12XB')]})
+    assert bad.failed and "volumes[2].capacity_max: '12XB' is not a size" in bad['msg']
+    assert sorted(v['Name'] for v in nomad.volumes()) == ['many-a', 'many-b'], 'a bad item changes nothing'
+    gone = nomad.module({'volumes': [{'name': 'many-a', 'state': 'deleted'}, {'name': 'many-b', 'state': 'deleted'}]})
+    assert gone['changed'] and nomad.volumes() == []

@@ -2,6 +2,7 @@
 by ID, check mode predicts with the planner that writes, and what cannot change is refused before any write."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_host_volume
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
 
+GOLDEN = Path(__file__).parents[3] / 'pack' / 'golden'
 CAPTURED = json.loads((FIXTURES / 'nomad_host_volume_1.11.3.json').read_text())
 READY = dict(CAPTURED['get'], State='ready')
 VOLUME_ID = READY['ID']
@@ -25,7 +27,7 @@ ARGS = {
 def nomad(monkeypatch):
     fake = FakeNomad().install(monkeypatch)
     fake.handlers[('get', 'volumes')] = lambda body, params: [
-        v for v in fake.objects.values() if v.get('Name', '').startswith(params['prefix'])
+        v for v in fake.objects.values() if v.get('Name', '').startswith(params.get('prefix', ''))
     ]
 
     def create(body, params):
@@ -135,3 +137,42 @@ def test_a_volume_that_stays_pending_fails_with_its_node(run_main, nomad, monkey
     )
     failed = run_main(nomad_host_volume, ARGS)
     assert 'is still pending after 120s' in failed['msg'] and READY['NodeID'] in failed['msg']
+
+
+def test_many_volumes_cost_one_list_a_read_per_listed_volume_and_only_the_writes_that_differ(run_main, nomad):
+    nomad.objects['volume/host/' + VOLUME_ID] = READY
+    made = run_main(nomad_host_volume, {'volumes': [ARGS, dict(ARGS, name='fresh', capacity_max='2M')]})
+    assert [(c[0], c[1]) for c in nomad.calls if c[0] == 'get'][:2] == [
+        ('get', 'volumes'),
+        ('get', 'volume/host/' + VOLUME_ID),
+    ]
+    assert [(c[0], c[1], c[2]['Volume']['Name']) for c in nomad.writes()] == [('put', 'volume/host/create', 'fresh')]
+    assert [(v['name'], v['changed']) for v in made['volumes']] == [('scratch', False), ('fresh', True)]
+
+
+def test_a_bad_item_or_a_one_volume_option_beside_volumes_calls_nothing(run_main, nomad):
+    bad = run_main(nomad_host_volume, {'volumes': [ARGS, dict(ARGS, name='b', capacity_max='12XB')]})
+    assert "volumes[1].capacity_max: '12XB' is not a size" in bad['msg'] and nomad.calls == []
+    beside = run_main(nomad_host_volume, {'volumes': [ARGS], 'capacity_max': '1G'})
+    assert 'capacity_max is an option of one volume (name)' in beside['msg'] and nomad.calls == []
+    twice = run_main(nomad_host_volume, {'volumes': [ARGS, ARGS]})
+    assert 'volumes[1].name scratch is given twice' in twice['msg'] and nomad.calls == []
+
+
+def test_the_packs_host_volumes_json_is_taken_as_it_is(run_main, nomad, tmp_path):
+    spec = tmp_path / 'host_volumes.json'
+    spec.write_text(json.dumps({'namespace': 'default', 'volumes': [dict(ARGS, node_pool=None)]}))
+    made = run_main(nomad_host_volume, {'spec_file': str(spec)})
+    assert made['changed'] and made['volumes'][0]['volume']['id'] == VOLUME_ID
+    elsewhere = run_main(nomad_host_volume, {'spec_file': str(spec), 'namespace': 'team-b'})
+    assert 'is for namespace default, not team-b' in elsewhere['msg']
+
+
+def test_the_host_volumes_json_nomad_pack_rendered_is_taken_as_it_is(run_main, nomad):
+    """The golden copy of what nomad-pack v0.4.2 rendered from packs/zfs_csi/.ci/vars-zfs-local-dataset.hcl."""
+    spec = GOLDEN / 'vars-zfs-local-dataset' / 'host_volumes.json'
+    made = run_main(nomad_host_volume, {'spec_file': str(spec)}, check=True)
+    assert made['changed'] and nomad.writes() == [], made
+    [entry] = made['volumes']
+    assert entry['name'] == 'pgdata' and entry['volume']['capacity_max'] == 10 << 30
+    assert entry['volume']['parameters'] == {'compression': 'zstd', 'recordsize': '16K'}
