@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes or all. The anchors (community.general)
+# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes or all. The anchors (community.general)
 # come from the `ansible` package, installed into a venv of its own so the
 # collection's venv stays minimal; python-nomad is there for both Nomad modules.
 set -euo pipefail
@@ -20,6 +20,7 @@ case ${BENCH:-zfs} in
   nomad) PATH=$venv/bin:$PATH BENCH_ANSIBLE_BIN=$venv/bin "$venv/bin/python" bench/nomad_bench.py ;;
   wrapper) PATH=$venv/bin:$PATH "$venv/bin/python" bench/wrapper_bench.py ;;
   volumes) PATH=$venv/bin:$PATH "$venv/bin/python" bench/volume_bench.py ;;
-  all) BENCH=zfs bash "$0" && BENCH=nomad bash "$0" && BENCH=wrapper bash "$0" && BENCH=volumes bash "$0" ;;
-  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes or all" >&2; exit 2 ;;
+  host_volumes) PATH=$venv/bin:$PATH "$venv/bin/python" bench/host_volume_bench.py ;;
+  all) for b in zfs nomad wrapper volumes host_volumes; do BENCH=$b bash "$0"; done ;;
+  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes or all" >&2; exit 2 ;;
 esac
