@@ -29,7 +29,8 @@ description:
     and only what differs is written. A second run costs one list call, those reads, and no write.
   - Every write retries for up to 120 seconds while Nomad answers V(plugin has no controller) (for a
     while after a plugin turns healthy) or the plugin answers gRPC V(Aborted) (an operation on the
-    volume is still in progress, for example the node unstaging it for an allocation that just stopped).
+    volume is still in progress, for example the node unstaging it for an allocation that just stopped)
+    or V(Unavailable) (the controller is restarting, for example while its job is updated).
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
@@ -281,8 +282,12 @@ ID_RE = re.compile(r'^[a-zA-Z0-9_.-]{1,128}$')
 # - The plugin's gRPC Aborted, which CSI defines as "an operation is pending for this volume, retry":
 #   democratic-csi answers it to a DeleteVolume that arrives while the node still unstages the volume
 #   for an allocation that just stopped.
+# - gRPC Unavailable, which CSI leaves to the caller to retry: seen in CI as "closing transport due to:
+#   connection error ... received prior goaway" when the controller task restarted under a create. CSI's
+#   CreateVolume and DeleteVolume are idempotent, so the same call again is safe.
 NO_CONTROLLER = 'plugin has no controller'
 ABORTED = 'code = Aborted'
+UNAVAILABLE = 'code = Unavailable'
 RETRY_SECONDS = 120
 
 
@@ -305,7 +310,9 @@ def public(vol):
 
 
 def worth_retrying(error):
-    return error.status == 500 and (error.nomad_error.endswith(NO_CONTROLLER) or ABORTED in error.nomad_error)
+    return error.status == 500 and (
+        error.nomad_error.endswith(NO_CONTROLLER) or ABORTED in error.nomad_error or UNAVAILABLE in error.nomad_error
+    )
 
 
 def call_retrying(call, seconds=None, pause=2):

@@ -179,6 +179,28 @@ def test_deleted_retries_while_the_plugin_answers_aborted(run_main, nomad, monke
     assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/delete'] * 3
 
 
+# Nomad's answer in CI when the controller task restarted under a create.
+RESTARTING = (
+    '1 error occurred:\n\t* controller create volume: CSI.ControllerCreateVolume: rpc error: code = Unavailable '
+    'desc = closing transport due to: connection error: desc = "error reading from server: EOF", received prior '
+    'goaway: code: NO_ERROR'
+)
+
+
+def test_a_create_retries_while_the_controller_restarts(run_main, nomad, monkeypatch):
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    answers = [NomadError('Nomad at fake refused PUT (500): ' + RESTARTING, 500, RESTARTING)]
+
+    def restarting_once(body, params):
+        if answers:
+            raise answers.pop()
+        nomad.objects['volume/csi/pgdata'] = READ
+
+    nomad.handlers[('put', 'volume/csi/pgdata/create')] = restarting_once
+    made = run_main(nomad_csi_volume, {'id': 'pgdata', 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '1G'})
+    assert made['changed'] and [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/create'] * 2, made
+
+
 def test_other_plugin_errors_are_not_retried(run_main, nomad):
     nomad.objects['volume/csi/pgdata'] = READ
     denied = 'rpc error: code = PermissionDenied desc = cannot destroy'
