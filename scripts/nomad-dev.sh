@@ -26,7 +26,7 @@ advertise {
 }
 client {
   # Where the host_volume_plugin role installs the zfs-dataset plugin (-dev sets none).
-  host_volume_plugin_dir = "/opt/nzc/host-volume-plugins"
+  host_volume_plugin_dir = "/usr/local/libexec/nomad-host-volume-plugins"
   options = {
     # Cloud fingerprinters in this Nomad build abort the agent; there is no cloud here.
     "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"

@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
-PLUGIN = '/opt/nzc/host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
+PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
 MARK = 'nomad-zfs-csi:host-volume-id'
 
 

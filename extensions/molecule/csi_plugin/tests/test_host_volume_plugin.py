@@ -8,7 +8,7 @@ import pytest
 import testinfra
 
 NOMAD = 'http://127.0.0.1:4646'
-PLUGIN = '/opt/nzc/host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
+PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
 
 
 @pytest.fixture(scope='module')
