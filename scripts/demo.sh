@@ -67,4 +67,8 @@ if [ -z "$hv_written" ] || [ "$hv_written" != "$hv_read" ]; then
   echo "demo: host volume demo-hv: read back differs from what was written" >&2; exit 1
 fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
+# The dev agent forgets its volumes when it restarts, and the plugin never adopts a dataset marked with
+# another volume's ID; so the demo deletes its host volume again (the plugin destroys the dataset).
+.venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
+  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "state": "deleted"}' | sed -n '1p'
 echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; CSI volume demo and host volume demo-hv each kept a workload's file)"

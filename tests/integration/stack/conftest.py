@@ -17,6 +17,8 @@ CACHE_BIN = Path.home() / '.cache' / 'nomad-zfs-csi' / 'bin'
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 # zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
+# The host_volume_plugin role's parent (inventories/local/group_vars/host_volume_clients.yml).
+HOST_VOLUMES = 'tank/nomad/volumes'
 
 
 class Stack(object):
@@ -121,11 +123,13 @@ def remove_test_datasets(vm):
     """The tests' volumes (t-*) left by an earlier run: Nomad forgets volumes when its dev agent stops,
     ZFS keeps them. Clones first, so their origins can go without -R."""
     listed = []
-    for parent in (PARENT,) + LOCAL_PARENTS:  # none exists on a freshly booted VM
+    for parent in (PARENT, HOST_VOLUMES) + LOCAL_PARENTS:  # none exists on a freshly booted VM
         listed += vm.zfs(
             'list', '-H', '-r', '-t', 'filesystem,volume', '-o', 'name,origin', parent, check=False
         ).stdout.splitlines()
     ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0]]
+    # A test namespace's dataset (tank/nomad/volumes/t-ns) takes its volumes with it.
+    ours = [pair for pair in ours if not any(pair[0].startswith(other[0] + '/') for other in ours)]
     for name, _origin in sorted(ours, key=lambda pair: pair[1] == '-'):
         vm.zfs('destroy', '-r', name)
 
