@@ -72,10 +72,12 @@ EOH
       }
 
       # A storage plugin never gives up: with mode "fail" a system job's plugin that misses its health
-      # timeout a few times stays dead, and so does every volume on that node.
+      # timeout a few times stays dead, and so does every volume on that node. The interval is short
+      # because "delay" waits out the rest of it after the third failure: with 5m a plugin whose SSH key
+      # was fixed stayed down for minutes (seen in CI).
       restart {
         attempts = 3
-        interval = "5m"
+        interval = "1m"
         delay    = "10s"
         mode     = "delay"
       }
