@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # An empty ./molecule (left by tools) would make Molecule ignore extensions/molecule.
 rmdir molecule 2>/dev/null || true
+# The key of the VM the integration tests left up, in the same cache they use.
+export ZFSVM_KEY=${ZFSVM_KEY:-${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/zfsvm/run/id_ed25519}
 scenarios=("$@")
 # csi_plugin first: it reuses the VM the integration tests left up, and storage_host's
 # prepare starts from a clean tank/nomad and its destroy stops the VM.

@@ -138,8 +138,25 @@ def parse_request(env, parent):
 
 
 def parse_get(text):
-    """`zfs get -H -p -o property,value` output as a dict."""
-    return dict(line.split('\t', 1) for line in text.splitlines() if '\t' in line)
+    """`zfs get -H -p -o name,property,value` output as {dataset: {property: value}}."""
+    datasets = {}
+    for line in text.splitlines():
+        fields = line.split('\t', 2)
+        if len(fields) == 3:
+            datasets.setdefault(fields[0], {})[fields[1]] = fields[2]
+    return datasets
+
+
+def parse_list(text, dataset):
+    """`zfs list -H -o name,<MARK> -d 1` of a dataset: its mark, and its snapshots' names."""
+    mark, snapshots = None, []
+    for line in text.splitlines():
+        name, _, value = line.partition('\t')
+        if name == dataset:
+            mark = value
+        elif name.startswith(dataset + '@'):
+            snapshots.append(name)
+    return mark, snapshots
 
 
 def _refuse_foreign(request, current):
@@ -201,28 +218,39 @@ def created(request, current):
 
 
 class Zfs:
-    """Runs zfs with argv lists; a failure becomes a PluginError with zfs's own words."""
+    """Runs zfs with argv lists; a failure becomes a PluginError with zfs's own words.
+
+    Reads take one process each: one zfs get for the volume and its parent, one
+    zfs list for the volume's mark and its snapshots.
+    """
 
     def __init__(self, run=subprocess.run):
         self._run = run
 
-    def __call__(self, argv):
+    def _call(self, argv, missing_ok=False):
         proc = self._run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
-        if proc.returncode != 0:
+        errors = [line for line in proc.stderr.splitlines() if line.strip()]
+        # zfs reports each missing dataset on stderr, prints the others, and exits 1.
+        if proc.returncode != 0 and not (missing_ok and errors and all(_missing(line) for line in errors)):
             raise PluginError('zfs %s failed: %s' % (argv[1], proc.stderr.strip()))
         return proc.stdout
 
-    def read(self, dataset):
-        """The dataset's READ properties, or None when it does not exist."""
-        try:
-            return parse_get(self([ZFS, 'get', '-H', '-p', '-o', 'property,value', ','.join(READ), dataset]))
-        except PluginError as err:
-            if 'dataset does not exist' in str(err):
-                return None
-            raise
+    def __call__(self, argv):
+        return self._call(argv)
 
-    def snapshots(self, dataset):
-        return self([ZFS, 'list', '-H', '-o', 'name', '-t', 'snapshot', '-d', '1', dataset]).split()
+    def read(self, *datasets):
+        """{dataset: its READ properties} for those of the datasets that exist."""
+        argv = [ZFS, 'get', '-H', '-p', '-o', 'name,property,value', ','.join(READ)] + list(datasets)
+        return parse_get(self._call(argv, missing_ok=True))
+
+    def listing(self, dataset):
+        """The dataset's mark (None when it does not exist) and its snapshots."""
+        argv = [ZFS, 'list', '-H', '-o', 'name,' + MARK, '-t', 'filesystem,volume,snapshot', '-d', '1', dataset]
+        return parse_list(self._call(argv, missing_ok=True), dataset)
+
+
+def _missing(line):
+    return line.endswith('dataset does not exist')
 
 
 def run(operation, env, conf_text, zfs):
@@ -231,17 +259,20 @@ def run(operation, env, conf_text, zfs):
         raise PluginError('unknown operation %r; Nomad sends fingerprint, create or delete' % operation)
     parent = read_parent(conf_text)
     request = parse_request(env, parent)
-    current = zfs.read(request['dataset'])
+    dataset = request['dataset']
     if operation == 'delete':
-        for argv in plan_delete(request, current, zfs.snapshots(request['dataset']) if current else []):
+        mark, snapshots = zfs.listing(dataset)
+        for argv in plan_delete(request, None if mark is None else {MARK: mark}, snapshots):
             zfs(argv)
         return {}
-    if current is None and zfs.read(parent) is None:
+    found = zfs.read(dataset, parent)
+    current = found.get(dataset)
+    if current is None and parent not in found:
         raise PluginError('the parent %s does not exist; run the host_volume_plugin role' % parent)
     commands = plan_create(request, current)
     for argv in commands:
         zfs(argv)
-    return created(request, zfs.read(request['dataset']) if commands else current)
+    return created(request, zfs.read(dataset).get(dataset, {}) if commands else current)
 
 
 def main(argv, env):

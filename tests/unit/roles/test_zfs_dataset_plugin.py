@@ -62,17 +62,13 @@ class MemoryZfs(plugin.Zfs):
         assert isinstance(argv, list) and argv[0] == '/usr/sbin/zfs'
         self.processes += 1
         verb, args = argv[1], argv[2:]
-        if verb not in ('get', 'list'):
-            self.commands.append(argv[1:])
+        if verb in ('get', 'list'):
+            return self.print_datasets(verb, args)
+        self.commands.append(argv[1:])
         target = args[-1]
-        if verb != 'create' and target.split('@')[0] not in self.datasets:
+        if verb != 'create' and target not in self.datasets:
             return subprocess.CompletedProcess(argv, 1, '', "cannot open '%s': dataset does not exist\n" % target)
-        if verb == 'get':
-            props = self.datasets[target]
-            out = ''.join('%s\t%s\n' % (p, props.get(p, '-')) for p in args[-2].split(','))
-        elif verb == 'list':
-            out = ''.join('%s\n' % name for name in sorted(self.datasets) if name.startswith(target + '@'))
-        elif verb == 'create':
+        if verb == 'create':
             props = self.add(target)
             props.update(opt.split('=', 1) for opt in args[1:-1] if '=' in opt)
         elif verb == 'set':
@@ -81,7 +77,30 @@ class MemoryZfs(plugin.Zfs):
             self.datasets[target]['mounted'] = 'yes'
         elif verb == 'destroy':
             del self.datasets[target]
-        return subprocess.CompletedProcess(argv, 0, out if verb in ('get', 'list') else '', '')
+        return subprocess.CompletedProcess(argv, 0, '', '')
+
+    def print_datasets(self, verb, args):
+        """As real zfs: the existing targets printed, each missing one on stderr, and exit 1 if any is."""
+        if verb == 'get':
+            assert args[:4] == ['-H', '-p', '-o', 'name,property,value']
+            wanted, targets = args[4].split(','), args[5:]
+        else:
+            assert args[:3] == ['-H', '-o', 'name,' + plugin.MARK] and args[-3:-1] == ['-d', '1']
+            targets = args[-1:]
+        out = err = ''
+        for target in targets:
+            if target not in self.datasets:
+                err += "cannot open '%s': dataset does not exist\n" % target
+            elif verb == 'get':
+                props = self.datasets[target]
+                out += ''.join('%s\t%s\t%s\n' % (target, p, props.get(p, '-')) for p in wanted)
+            else:
+                out += ''.join(
+                    '%s\t%s\n' % (name, self.datasets[target].get(plugin.MARK, '-'))
+                    for name in sorted(self.datasets)
+                    if name == target or name.startswith(target + '@')
+                )
+        return subprocess.CompletedProcess(['zfs', verb], 1 if err else 0, out, err)
 
 
 def run(zfs, operation='create', **env):
@@ -112,7 +131,7 @@ def test_create_makes_a_marked_quotad_dataset_and_answers_where_it_is():
 def test_a_repeated_create_runs_one_zfs_get_and_answers_the_same():
     zfs = MemoryZfs('tank/nomad/volumes')
     first = run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}')
-    assert zfs.processes == 4, 'a new volume: get it (missing), get the parent, create, get it'
+    assert zfs.processes == 3, 'a new volume: get it and its parent, create, get it'
     del zfs.commands[:]
     zfs.processes = 0
     assert run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}') == first
@@ -256,3 +275,43 @@ def test_the_executable_answers_nomad_in_json():
     assert done.returncode == 1
     assert json.loads(done.stdout)['error'].startswith('zfs-dataset: ')
     assert os.access(str(PLUGIN_PATH), os.X_OK)
+
+
+def captured_zfs(returncode, stdout, stderr):
+    return plugin.Zfs(run=lambda argv, **kwargs: subprocess.CompletedProcess(argv, returncode, stdout, stderr))
+
+
+def test_one_zfs_get_reads_the_volume_and_its_parent_even_when_the_volume_is_missing():
+    # What OpenZFS 2.3.2 printed in the VM for `zfs get ... tank/cap/p/ns/nope tank/cap/p` (exit 1).
+    zfs = captured_zfs(
+        1,
+        'tank/cap/p\ttype\tfilesystem\ntank/cap/p\tnomad-zfs-csi:host-volume-id\t-\ntank/cap/p\trefquota\t0\n',
+        "cannot open 'tank/cap/p/ns/nope': dataset does not exist\n",
+    )
+    assert zfs.read('tank/cap/p/ns/nope', 'tank/cap/p') == {
+        'tank/cap/p': {'type': 'filesystem', plugin.MARK: '-', 'refquota': '0'}
+    }
+
+
+def test_one_zfs_list_gives_the_mark_and_only_the_volumes_own_snapshots():
+    # `zfs list -H -o name,<mark> -t filesystem,volume,snapshot -d 1` in the VM: a child inherits the mark.
+    zfs = captured_zfs(0, 'tank/p/ns/vol\tabc\ntank/p/ns/vol@s1\tabc\ntank/p/ns/vol/child\tabc\n', '')
+    assert zfs.listing('tank/p/ns/vol') == ('abc', ['tank/p/ns/vol@s1'])
+    assert captured_zfs(1, '', "cannot open 'tank/p/ns/vol': dataset does not exist\n").listing('tank/p/ns/vol') == (
+        None,
+        [],
+    )
+
+
+def test_a_zfs_read_that_fails_for_another_reason_is_an_error():
+    zfs = captured_zfs(1, '', "cannot open 'tank/p': permission denied\n")
+    with pytest.raises(plugin.PluginError, match='zfs get failed: .*permission denied'):
+        zfs.read('tank/p/ns/vol', 'tank/p')
+
+
+def test_a_delete_is_one_zfs_list_and_one_destroy():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    zfs.processes = 0
+    run(zfs, 'delete')
+    assert zfs.processes == 2

@@ -1,0 +1,160 @@
+"""Nomad re-runs the zfs-dataset plugin's create for every volume when a client restarts: the dataset and
+its data stay, and nothing in ZFS changes.
+
+The stack's agent runs with -dev, whose client keeps no state, so it forgets its volumes when it stops.
+This test starts a second, persistent agent (server and client, its own ports, data dir and cgroup parent)
+in the same VM, with the plugin site.yml installed, and restarts it. It is driven with the nomad CLI
+inside the VM, since only the stack's API is forwarded to this host.
+"""
+
+import json
+import shlex
+import time
+
+import pytest
+
+from .test_host_volume_plugin import MARK, dataset, props
+
+UNIT = 'nzc-nomad-restart'
+DATA_DIR = '/var/lib/nzc-nomad-restart'
+ADDR = 'http://127.0.0.1:5646'
+CONFIG = """
+data_dir  = "%s"
+bind_addr = "127.0.0.1"
+ports {
+  http = 5646
+  rpc  = 5647
+  serf = 5648
+}
+log_level = "DEBUG"
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+client {
+  enabled                = true
+  cgroup_parent          = "nzc-restart.slice"
+  host_volume_plugin_dir = "/usr/local/libexec/nomad-host-volume-plugins"
+  options = {
+    "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
+  }
+}
+""" % DATA_DIR
+SPEC = """
+type         = "host"
+name         = "t-restart"
+plugin_id    = "zfs-dataset"
+capacity_max = "64M"
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+"""
+
+
+class Agent(object):
+    def __init__(self, vm):
+        self.vm = vm
+
+    def nomad(self, command):
+        return self.vm.sh('/opt/nzc/bin/nomad %s -address=%s' % (command, ADDR))
+
+    def start(self):
+        self.since = self.vm.sh('date +%s').stdout.strip()
+        self.vm.sh(
+            'systemctl reset-failed %s 2>/dev/null; systemd-run --unit=%s --collect '
+            '/opt/nzc/bin/nomad agent -config /etc/nzc/nomad-restart.hcl' % (UNIT, UNIT)
+        )
+        self.wait('node ready with the zfs-dataset plugin', self.node_ready)
+
+    def stop(self):
+        self.vm.sh('systemctl stop %s' % UNIT, check=False)
+
+    def node_ready(self):
+        nodes = self.vm.sh('curl -sf %s/v1/nodes?fields=Attributes' % ADDR, check=False).stdout
+        return any(
+            node['Status'] == 'ready' and 'plugins.host_volume.zfs-dataset.version' in (node.get('Attributes') or {})
+            for node in json.loads(nodes or '[]')
+        )
+
+    def volume(self):
+        listed = json.loads(self.vm.sh('curl -sf %s/v1/volumes?type=host' % ADDR).stdout)
+        return listed[0] if listed else None
+
+    def wait(self, what, ready, timeout=180):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready():
+                return
+            time.sleep(2)
+        journal = self.vm.sh('journalctl -u %s --no-pager | tail -30' % UNIT, check=False).stdout
+        pytest.fail('%s: not within %ss\n%s' % (what, timeout, journal))
+
+    def plugin_runs(self, volume_id):
+        """The creates the agent ran for the volume since it last started, from its debug log."""
+        journal = self.vm.sh('journalctl -u %s --no-pager --since @%s' % (UNIT, self.since)).stdout
+        return [
+            line
+            for line in journal.splitlines()
+            if 'plugin ran successfully' in line and 'volume_id=' + volume_id in line and 'operation=create' in line
+        ]
+
+
+@pytest.fixture
+def agent(stack):
+    vm = stack.vm
+    vm.sh('cat > /etc/nzc/nomad-restart.hcl <<"EOF"\n%s\nEOF' % CONFIG)
+    vm.sh('cat > /etc/nzc/t-restart.hcl <<"EOF"\n%s\nEOF' % SPEC)
+    vm.sh('systemctl stop %s 2>/dev/null; rm -rf %s' % (UNIT, DATA_DIR), check=False)
+    agent = Agent(vm)
+    agent.start()
+    try:
+        yield agent
+    finally:
+        volume = agent.volume() if agent.node_ready() else None
+        if volume:
+            agent.nomad('volume delete -type host %s' % volume['ID'])
+        agent.stop()
+        vm.sh('rm -rf %s /etc/nzc/nomad-restart.hcl /etc/nzc/t-restart.hcl' % DATA_DIR, check=False)
+        vm.zfs('destroy', dataset('t-restart'), check=False)
+
+
+def history(vm, name):
+    """The pool's history lines that name the dataset: every change made to it."""
+    return [line for line in vm.sh('zpool history -il tank').stdout.splitlines() if name in line]
+
+
+def test_an_agent_restart_reruns_create_and_changes_nothing(agent):
+    vm, name = agent.vm, dataset('t-restart')
+    agent.nomad('volume create /etc/nzc/t-restart.hcl')
+    agent.wait('volume ready', lambda: (agent.volume() or {}).get('State') == 'ready')
+    volume_id = agent.volume()['ID']
+    before = props(vm, name, 'guid', 'refquota', MARK)
+    assert before[MARK] == volume_id and before['refquota'] == str(64 << 20)
+    vm.sh('echo kept > %s' % shlex.quote('/%s/kept.txt' % name))
+    changes = history(vm, name)
+
+    agent.stop()
+    agent.start()
+    agent.wait('volume ready after the restart', lambda: (agent.volume() or {}).get('State') == 'ready')
+
+    assert len(agent.plugin_runs(volume_id)) == 1, 'the restarted client ran create once for the volume'
+    assert history(vm, name) == changes, 'the repeated create changed nothing in ZFS'
+    assert props(vm, name, 'guid', 'refquota', MARK) == before
+    assert vm.sh('cat /%s/kept.txt' % name).stdout == 'kept\n'
+
+
+def test_a_restart_mounts_a_volume_that_was_unmounted_meanwhile(agent):
+    """As after a reboot where the dataset was not mounted: create mounts it again before the node is ready."""
+    vm, name = agent.vm, dataset('t-restart')
+    agent.nomad('volume create /etc/nzc/t-restart.hcl')
+    agent.wait('volume ready', lambda: (agent.volume() or {}).get('State') == 'ready')
+    vm.sh('echo kept > /%s/kept.txt' % name)
+
+    agent.stop()
+    vm.zfs('unmount', name)
+    agent.start()
+    agent.wait('volume ready after the restart', lambda: (agent.volume() or {}).get('State') == 'ready')
+
+    assert props(vm, name, 'mounted')['mounted'] == 'yes'
+    assert vm.sh('cat /%s/kept.txt' % name).stdout == 'kept\n'
