@@ -101,9 +101,9 @@ variable "ssh_username" {
 }
 
 variable "secrets_variable_path" {
-  description = "Nomad Variable holding ssh_private_key (and any other secret); read by the jobs' template block, never rendered into job text."
+  description = "Nomad Variable holding ssh_private_key, read by the jobs' template block and never rendered into job text. Empty: each job reads its own nomad/jobs/<job>, which its workload identity may read when ACLs are on; a shared path needs a workload ACL policy per job."
   type        = string
-  default     = "nomad/jobs/zfs-csi"
+  default     = ""
 }
 
 variable "nfs_share_host" {

@@ -106,14 +106,18 @@ def test_secret_stays_in_the_nomad_variable(tools, agent, tmp_path):
     """The SSH key is read by the job's template at run time; job text and the stored job never hold it."""
     secret = 'SENTINEL-PRIVATE-KEY-%d' % os.getpid()
     varfile = PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'
-    put = tool(
-        [tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/zfs-csi', 'ssh_private_key=' + secret], env=agent.env
-    )
-    assert put.returncode == 0, put.stderr
+    for job in ('zfs-controller', 'zfs-node'):
+        put = tool(
+            [tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/' + job, 'ssh_private_key=' + secret], env=agent.env
+        )
+        assert put.returncode == 0, put.stderr
     assert render(tools, tmp_path, '-f', str(varfile)).returncode == 0
     for f in rendered(tmp_path):
         assert secret not in f.read_text()
-    assert '{{ with nomadVar "nomad/jobs/zfs-csi" }}' in (tmp_path / 'zfs_csi' / 'controller.nomad').read_text()
+    # Each job reads its own variable, which its workload identity may read when ACLs are on.
+    for job in ('controller', 'node'):
+        text = (tmp_path / 'zfs_csi' / (job + '.nomad')).read_text()
+        assert '{{ with nomadVar "nomad/jobs/zfs-%s" }}' % job in text
     run = tool([tools['nomad-pack'], 'run', '--detach', str(PACK), '-f', str(varfile)], env=agent.env)
     assert run.returncode == 0, run.stdout + run.stderr
     stored = json.dumps(agent.get('/v1/job/zfs-controller'))

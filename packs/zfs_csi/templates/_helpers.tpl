@@ -54,66 +54,68 @@
 [[- end ]]
 [[- end -]]
 
-[[- /* democratic-csi's driver config; secrets come from a Nomad Variable at run time. */ -]]
+[[- /* democratic-csi's driver config; secrets come from a Nomad Variable at run time: by default the job's
+own nomad/jobs/<job>, which its workload identity may read with ACLs on and no further policy. */ -]]
 [[- define "driver_config" -]]
-driver: [[ var "driver" . ]]
-instance_id: [[ var "instance_id" . | quote ]]
-[[- if var "volume_id_hash" . ]]
+[[- $ctx := .ctx -]]
+driver: [[ var "driver" $ctx ]]
+instance_id: [[ var "instance_id" $ctx | quote ]]
+[[- if var "volume_id_hash" $ctx ]]
 _private:
   csi:
     volume:
       idHash:
-        strategy: [[ var "volume_id_hash" . | quote ]]
+        strategy: [[ var "volume_id_hash" $ctx | quote ]]
 [[- end ]]
-[[- if hasPrefix "zfs-generic-" (var "driver" .) ]]
+[[- if hasPrefix "zfs-generic-" (var "driver" $ctx) ]]
 sshConnection:
-  host: [[ var "ssh_host" . | quote ]]
-  port: [[ var "ssh_port" . ]]
-  username: [[ var "ssh_username" . | quote ]]
+  host: [[ var "ssh_host" $ctx | quote ]]
+  port: [[ var "ssh_port" $ctx ]]
+  username: [[ var "ssh_username" $ctx | quote ]]
   privateKey: |
-{{ with nomadVar "[[ var "secrets_variable_path" . ]]" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
+{{ with nomadVar "[[ coalesce (var "secrets_variable_path" $ctx) (printf "nomad/jobs/%s" .job) ]]" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
 [[- end ]]
 zfs:
   cli:
-    sudoEnabled: [[ var "zfs_sudo" . ]]
-[[- if or (var "zfs_cli_path" .) (var "zfs_sudo_path" .) ]]
+    sudoEnabled: [[ var "zfs_sudo" $ctx ]]
+[[- if or (var "zfs_cli_path" $ctx) (var "zfs_sudo_path" $ctx) ]]
     paths:
-[[- if var "zfs_cli_path" . ]]
-      zfs: [[ var "zfs_cli_path" . | quote ]]
+[[- if var "zfs_cli_path" $ctx ]]
+      zfs: [[ var "zfs_cli_path" $ctx | quote ]]
 [[- end ]]
-[[- if var "zfs_sudo_path" . ]]
-      sudo: [[ var "zfs_sudo_path" . | quote ]]
+[[- if var "zfs_sudo_path" $ctx ]]
+      sudo: [[ var "zfs_sudo_path" $ctx | quote ]]
 [[- end ]]
 [[- end ]]
-  datasetParentName: [[ var "dataset_parent_name" . | quote ]]
-[[- if var "detached_snapshots_parent_name" . ]]
-  detachedSnapshotsDatasetParentName: [[ var "detached_snapshots_parent_name" . | quote ]]
+  datasetParentName: [[ var "dataset_parent_name" $ctx | quote ]]
+[[- if var "detached_snapshots_parent_name" $ctx ]]
+  detachedSnapshotsDatasetParentName: [[ var "detached_snapshots_parent_name" $ctx | quote ]]
 [[- end ]]
-  datasetEnableQuotas: [[ var "dataset_enable_quotas" . ]]
-  datasetEnableReservation: [[ var "dataset_enable_reservation" . ]]
-[[- if var "dataset_permissions_mode" . ]]
-  datasetPermissionsMode: [[ var "dataset_permissions_mode" . | quote ]]
+  datasetEnableQuotas: [[ var "dataset_enable_quotas" $ctx ]]
+  datasetEnableReservation: [[ var "dataset_enable_reservation" $ctx ]]
+[[- if var "dataset_permissions_mode" $ctx ]]
+  datasetPermissionsMode: [[ var "dataset_permissions_mode" $ctx | quote ]]
 [[- end ]]
-[[- if var "dataset_properties" . ]]
+[[- if var "dataset_properties" $ctx ]]
   datasetProperties:
-[[- range $k, $v := var "dataset_properties" . ]]
+[[- range $k, $v := var "dataset_properties" $ctx ]]
     [[ $k | quote ]]: [[ $v | quote ]]
 [[- end ]]
 [[- end ]]
-[[- if eq (var "driver" .) "zfs-generic-nfs" ]]
+[[- if eq (var "driver" $ctx) "zfs-generic-nfs" ]]
 nfs:
   shareStrategy: setDatasetProperties
   shareStrategySetDatasetProperties:
     properties:
-      sharenfs: [[ var "nfs_share_options" . | quote ]]
-  shareHost: [[ coalesce (var "nfs_share_host" .) (var "ssh_host" .) | quote ]]
+      sharenfs: [[ var "nfs_share_options" $ctx | quote ]]
+  shareHost: [[ coalesce (var "nfs_share_host" $ctx) (var "ssh_host" $ctx) | quote ]]
 [[- end ]]
-[[- if eq (var "driver" .) "zfs-generic-iscsi" ]]
+[[- if eq (var "driver" $ctx) "zfs-generic-iscsi" ]]
 iscsi:
   shareStrategy: targetCli
   shareStrategyTargetCli:
-    basename: [[ var "iscsi_base_name" . | quote ]]
-  targetPortal: [[ var "iscsi_target_portal" . | quote ]]
+    basename: [[ var "iscsi_base_name" $ctx | quote ]]
+  targetPortal: [[ var "iscsi_target_portal" $ctx | quote ]]
 [[- end ]]
 [[- end -]]
 
@@ -187,7 +189,7 @@ iscsi:
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         change_mode = "restart"
         data        = <<EOH
-[[ template "driver_config" $ctx ]]
+[[ template "driver_config" (dict "ctx" $ctx "job" .job) ]]
 EOH
       }
 

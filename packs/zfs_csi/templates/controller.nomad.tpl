@@ -12,7 +12,7 @@ job "[[ template "prefix" . ]]-controller" {
       distinct_hosts = true
     }
 
-[[ template "plugin_task" (dict "ctx" . "mode" "controller") ]]
+[[ template "plugin_task" (dict "ctx" . "mode" "controller" "job" (printf "%s-controller" (coalesce (var "job_name_prefix" .) (var "plugin_id" .)))) ]]
   }
 }
 [[- end -]]

@@ -6,6 +6,6 @@ job "[[ template "prefix" . ]]-node" {
 [[ template "placement" . ]]
 
   group "node" {
-[[ template "plugin_task" (dict "ctx" . "mode" $mode) ]]
+[[ template "plugin_task" (dict "ctx" . "mode" $mode "job" (printf "%s-node" (coalesce (var "job_name_prefix" .) (var "plugin_id" .)))) ]]
   }
 }

@@ -92,19 +92,9 @@ def namespace(acl):
     assert acl.module('nomad_namespace', {'name': NS})['rc'] == 0
 
 
-def token_for(acl, name, rules):
-    assert acl.module('nomad_acl_policy', {'name': name, 'rules': rules})['rc'] == 0
-    made = acl.module('nomad_acl_token', {'name': name, 'policies': [name]})
-    assert made['rc'] == 0, made
-    return made['secret_id']
-
-
 @pytest.mark.parametrize('index', range(len(CASES)), ids=['%s-%d' % (case[0], i) for i, case in enumerate(CASES)])
 def test_exactly_the_tables_capabilities_and_one_fewer(acl, namespace, index):
     module, args, exact, fewer, named = CASES[index][:5]
     second = dict(CASES[index][5] if len(CASES[index]) > 5 else args, namespace=NS)
     args = dict(args, namespace=NS)
-    works = acl.module(module, args, token=token_for(acl, 'nzc-exact-%d' % index, exact))
-    assert works['rc'] == 0, works
-    refused = acl.module(module, second, token=token_for(acl, 'nzc-fewer-%d' % index, fewer))
-    assert refused.failed and 'answered 403' in refused['msg'] and named in refused['msg'], refused
+    acl.exactly_then_one_fewer(str(index), module, args, exact, second, fewer, named)

@@ -9,7 +9,7 @@ import pytest
 from conftest import PARENT, SNAPSHOTS
 
 GIB = 1024**3
-SECRETS = 'nomad/jobs/zfs-csi'
+SECRETS = 'nomad/jobs/zfs-controller'  # the controller job's own variable, where the csi_plugin role stores the key
 
 
 def created(stack, volume_id, **extra):

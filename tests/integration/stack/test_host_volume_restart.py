@@ -13,18 +13,24 @@ import time
 
 import pytest
 
-from .test_host_volume_plugin import MARK, dataset, props
+from test_host_volume_plugin import MARK, dataset, props
 
 UNIT = 'nzc-nomad-restart'
 DATA_DIR = '/var/lib/nzc-nomad-restart'
 ADDR = 'http://127.0.0.1:5646'
-CONFIG = """
+CONFIG = (
+    """
 data_dir  = "%s"
 bind_addr = "127.0.0.1"
 ports {
   http = 5646
   rpc  = 5647
   serf = 5648
+}
+advertise {
+  http = "127.0.0.1:5646"
+  rpc  = "127.0.0.1:5647"
+  serf = "127.0.0.1:5648"
 }
 log_level = "DEBUG"
 server {
@@ -39,12 +45,14 @@ client {
     "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
   }
 }
-""" % DATA_DIR
+"""
+    % DATA_DIR
+)
 SPEC = """
 type         = "host"
 name         = "t-restart"
 plugin_id    = "zfs-dataset"
-capacity_max = "64M"
+capacity_max = "64MiB"
 capability {
   access_mode     = "single-node-writer"
   attachment_mode = "file-system"
@@ -56,8 +64,15 @@ class Agent(object):
     def __init__(self, vm):
         self.vm = vm
 
-    def nomad(self, command):
-        return self.vm.sh('/opt/nzc/bin/nomad %s -address=%s' % (command, ADDR))
+    def nomad(self, command, argument, check=True):
+        return self.vm.sh('/opt/nzc/bin/nomad %s -address=%s %s' % (command, ADDR, argument), check=check)
+
+    def api(self, path):
+        """GET path (the VM has no curl); None while the agent does not answer."""
+        answer = self.vm.sh(
+            '/opt/nzc/bin/nomad operator api -X GET -address=%s %s' % (ADDR, shlex.quote(path)), check=False
+        )
+        return json.loads(answer.stdout) if answer.returncode == 0 else None
 
     def start(self):
         self.since = self.vm.sh('date +%s').stdout.strip()
@@ -71,14 +86,14 @@ class Agent(object):
         self.vm.sh('systemctl stop %s' % UNIT, check=False)
 
     def node_ready(self):
-        nodes = self.vm.sh('curl -sf %s/v1/nodes?fields=Attributes' % ADDR, check=False).stdout
         return any(
-            node['Status'] == 'ready' and 'plugins.host_volume.zfs-dataset.version' in (node.get('Attributes') or {})
-            for node in json.loads(nodes or '[]')
+            node['Status'] == 'ready'
+            and 'plugins.host_volume.zfs-dataset.version' in self.api('/v1/node/' + node['ID'])['Attributes']
+            for node in self.api('/v1/nodes') or []
         )
 
     def volume(self):
-        listed = json.loads(self.vm.sh('curl -sf %s/v1/volumes?type=host' % ADDR).stdout)
+        listed = self.api('/v1/volumes?type=host')
         return listed[0] if listed else None
 
     def wait(self, what, ready, timeout=180):
@@ -86,6 +101,8 @@ class Agent(object):
         while time.monotonic() < deadline:
             if ready():
                 return
+            if self.vm.sh('systemctl is-active -q %s' % UNIT, check=False).returncode != 0:
+                break
             time.sleep(2)
         journal = self.vm.sh('journalctl -u %s --no-pager | tail -30' % UNIT, check=False).stdout
         pytest.fail('%s: not within %ss\n%s' % (what, timeout, journal))
@@ -111,9 +128,9 @@ def agent(stack):
     try:
         yield agent
     finally:
-        volume = agent.volume() if agent.node_ready() else None
+        volume = agent.volume()
         if volume:
-            agent.nomad('volume delete -type host %s' % volume['ID'])
+            agent.nomad('volume delete -type host', volume['ID'], check=False)
         agent.stop()
         vm.sh('rm -rf %s /etc/nzc/nomad-restart.hcl /etc/nzc/t-restart.hcl' % DATA_DIR, check=False)
         vm.zfs('destroy', dataset('t-restart'), check=False)
@@ -126,7 +143,7 @@ def history(vm, name):
 
 def test_an_agent_restart_reruns_create_and_changes_nothing(agent):
     vm, name = agent.vm, dataset('t-restart')
-    agent.nomad('volume create /etc/nzc/t-restart.hcl')
+    agent.nomad('volume create', '/etc/nzc/t-restart.hcl')
     agent.wait('volume ready', lambda: (agent.volume() or {}).get('State') == 'ready')
     volume_id = agent.volume()['ID']
     before = props(vm, name, 'guid', 'refquota', MARK)
@@ -147,7 +164,7 @@ def test_an_agent_restart_reruns_create_and_changes_nothing(agent):
 def test_a_restart_mounts_a_volume_that_was_unmounted_meanwhile(agent):
     """As after a reboot where the dataset was not mounted: create mounts it again before the node is ready."""
     vm, name = agent.vm, dataset('t-restart')
-    agent.nomad('volume create /etc/nzc/t-restart.hcl')
+    agent.nomad('volume create', '/etc/nzc/t-restart.hcl')
     agent.wait('volume ready', lambda: (agent.volume() or {}).get('State') == 'ready')
     vm.sh('echo kept > /%s/kept.txt' % name)
 

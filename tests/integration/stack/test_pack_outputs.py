@@ -34,7 +34,8 @@ def test_the_printed_next_steps_create_the_volumes(stack, vm, tmp_path):
     (tmp_path / 'packs').symlink_to(REPO / 'packs')
     (tmp_path / 'stack.hcl').write_text(STACK_VARS.read_text() + VOLUMES)
     steps = printed_steps(stack, tmp_path, ['stack.hcl'])
-    assert [s.split()[0] for s in steps] == ['nomad', 'nomad', 'nomad-pack', 'ansible'], steps
+    # Two var puts (each job's own variable), plugin status, render, the module.
+    assert [s.split()[0] for s in steps] == ['nomad', 'nomad', 'nomad', 'nomad-pack', 'ansible'], steps
     # The key the stack's controller uses already, without the newline that site.yml's file lookup strips,
     # so the variable's content and the plugin stay as they are.
     (tmp_path / 'id_ed25519').write_text(open(stack.env['ZFSVM_KEY']).read().rstrip('\n'))

@@ -38,8 +38,9 @@ def test_volume_has_the_declared_capabilities():
     assert volume['Capacity'] == 1024**3
 
 
-def test_secret_is_a_nomad_variable():
-    variable = api('/v1/var/nomad/jobs/zfs-csi')
+@pytest.mark.parametrize('job', ['zfs-controller', 'zfs-node'])
+def test_secret_is_the_jobs_own_nomad_variable(job):
+    variable = api('/v1/var/nomad/jobs/' + job)
     assert variable['Items'] == {'ssh_private_key': KEY.read_text().rstrip('\n')}
 
 
@@ -57,7 +58,7 @@ def test_secret_is_absent_from_every_job_version(job):
             for t in task['Templates'] or []
         ]
         # The job reads the key at run time instead.
-        assert any('nomadVar "nomad/jobs/zfs-csi"' in t for t in templates)
+        assert any('nomadVar "nomad/jobs/%s"' % job in t for t in templates)
 
 
 def test_democratic_csi_made_the_volume_a_quotad_shared_dataset(zfsvm):

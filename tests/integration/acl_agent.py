@@ -1,0 +1,51 @@
+"""A real Nomad agent on this host with ACLs on and bootstrapped, and collection modules run against it
+with the management token or a given one. Used by tests/integration/acl and by the stack's ACL tests."""
+
+import json
+import urllib.error
+import urllib.request
+
+from zfsvm_client import ansible_env, run_local_module
+
+
+class AclAgent(object):
+    def __init__(self, agent):
+        self.agent, self.address = agent, agent.address
+        self.management = self.api('PUT', '/v1/acl/bootstrap', token=None)['SecretID']
+
+    def api(self, method, path, body=None, token=''):
+        """Nomad's answer as JSON, or (status, text) for an error; token '' means the management token."""
+        request = urllib.request.Request(
+            self.address + path, data=json.dumps(body).encode() if body is not None else None, method=method
+        )
+        token = self.management if token == '' else token
+        if token:
+            request.add_header('X-Nomad-Token', token)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as resp:
+                raw = resp.read()
+                return json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            return (e.code, e.read().decode())
+
+    def module(self, name, args, token='', check=False, diff=False):
+        """One collection module on this host against this agent, with the management token unless told."""
+        env = ansible_env(NOMAD_ADDR=self.address, NOMAD_TOKEN=self.management if token == '' else token)
+        result = run_local_module(env, name, args, check=check, diff=diff)
+        result['rc'] = result.rc
+        return result
+
+    def token_for(self, name, rules):
+        """The secret of a client token whose one policy, also called name, holds rules."""
+        assert self.module('nomad_acl_policy', {'name': name, 'rules': rules})['rc'] == 0
+        made = self.module('nomad_acl_token', {'name': name, 'policies': [name]})
+        assert made['rc'] == 0, made
+        return made['secret_id']
+
+    def exactly_then_one_fewer(self, label, module, args, exact, second, fewer, named):
+        """The module works with a token holding exact, and with fewer fails with a 403 that names what is missing.
+        label names the two policies and tokens."""
+        works = self.module(module, args, token=self.token_for('nzc-exact-' + label, exact))
+        assert works['rc'] == 0, works
+        refused = self.module(module, second, token=self.token_for('nzc-fewer-' + label, fewer))
+        assert refused.failed and 'answered 403' in refused['msg'] and named in refused['msg'], refused

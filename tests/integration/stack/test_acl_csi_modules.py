@@ -1,0 +1,147 @@
+"""The CSI write modules on an ACL-enabled Nomad, with tokens holding exactly the README's capabilities and then
+one fewer: the first run works on the real plugin, the second fails with a 403 that names what is missing.
+
+The stack's agent has no ACLs, so a second agent with ACLs on runs on this host, and the csi_plugin role deploys
+democratic-csi to it under raw_exec, from the cached source, with the management token. Its controller reaches
+the VM's csi user over the forwarded SSH port (as csi-sanity's controller suite does) and makes real datasets
+under the stack's parent; it mounts nothing, which is why it can run on this host.
+"""
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from acl_agent import AclAgent
+from conftest import PARENT, REPO
+from nomad_agent import CACHE, start_agent
+from zfsvm_client import BIN
+
+PLAY = Path(__file__).parent / 'csi_plugin_only.yml'
+SOURCE = 'democratic-csi/v1.9.4-f80d2daf097e'  # scripts/setup.sh's install of the vendored tarball
+NS = 'default'
+PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
+
+
+def caps(*names):
+    return 'namespace "%s" {\n  capabilities = [%s]\n}\n' % (NS, ', '.join('"%s"' % n for n in names))
+
+
+def volume(name):
+    return {'id': name, 'plugin_id': 'zfs', 'capacity_min': '64M', 'capacity_max': '64M'}
+
+
+WRITE = caps('csi-read-volume', 'csi-write-volume') + PLUGIN_READ
+
+# module, its arguments, the README's policy for it, the same minus one capability, what the 403 then names,
+# and the arguments for the run with one fewer.
+CASES = [
+    (
+        'nomad_csi_volume',
+        volume('t-acl-a'),
+        WRITE,
+        caps('csi-read-volume', 'csi-write-volume'),
+        'plugin read',
+        volume('t-acl-b'),
+    ),
+    (
+        'nomad_csi_volume',
+        volume('t-acl-a'),
+        WRITE,
+        caps('csi-read-volume') + PLUGIN_READ,
+        'csi-write-volume in namespace ' + NS,
+        volume('t-acl-b'),
+    ),
+    (
+        'nomad_csi_volume',
+        volume('t-acl-a'),
+        WRITE,
+        caps('csi-write-volume') + PLUGIN_READ,
+        'csi-read-volume (or csi-mount-volume, read-job) in namespace ' + NS,
+        volume('t-acl-b'),
+    ),
+    (
+        'nomad_csi_snapshot',
+        {'plugin_id': 'zfs', 'source_volume_id': 't-acl-a', 'name': 'one'},
+        WRITE,
+        caps('csi-read-volume') + PLUGIN_READ,
+        'csi-write-volume in namespace ' + NS,
+        {'plugin_id': 'zfs', 'source_volume_id': 't-acl-a', 'name': 'two'},
+    ),
+    (
+        'nomad_csi_snapshot_info',
+        {'plugin_id': 'zfs', 'source_volume_id': 't-acl-a'},
+        caps('csi-list-volume', 'csi-read-volume'),
+        caps('csi-list-volume'),
+        'csi-read-volume (or csi-mount-volume, read-job) in namespace ' + NS,
+    ),
+    (
+        'nomad_csi_snapshot_info',
+        {'plugin_id': 'zfs'},
+        caps('csi-list-volume'),
+        caps('read-job'),
+        'csi-list-volume',
+    ),
+]
+
+
+def deploy(acl, stack):
+    """The csi_plugin role against the ACL agent, on this host's paths; no volumes of its own."""
+    pack_vars = {
+        'node_path': '/usr/bin/node',
+        'democratic_csi_dir': str(CACHE / SOURCE),
+        'ssh_port': int(stack.vm.port),
+        'stage_publish_base_dir': str(acl.agent.data_dir / 'client' / 'csi' / 'node' / 'zfs'),
+    }
+    extra = {
+        'csi_plugin_nomad_addr': acl.address,
+        'csi_plugin_nomad_token': acl.management,
+        'csi_plugin_pack_vars': pack_vars,
+        'csi_plugin_volumes': [],
+    }
+    with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
+        json.dump(extra, extra_file)  # a file, so the token is not in any process's argv
+        extra_file.flush()
+        argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(PLAY)]
+        return subprocess.run(
+            argv + ['-e', '@' + extra_file.name],
+            env=stack.env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+
+
+@pytest.fixture(scope='module')
+def acl(stack):
+    # A short path: the plugin's socket under the data dir must fit the 108-byte unix socket limit.
+    agent = start_agent(Path(tempfile.mkdtemp(prefix='nzc-acl-')), extra_config='acl {\n  enabled = true\n}\n')
+    acl = AclAgent(agent)
+    try:
+        ran = deploy(acl, stack)
+        assert ran.returncode == 0, ran.stdout[-5000:] + ran.stderr[-2000:]
+        yield acl
+    finally:
+        for name in ('t-acl-b', 't-acl-a'):
+            for snap in ('one', 'two'):
+                acl.module(
+                    'nomad_csi_snapshot',
+                    {'plugin_id': 'zfs', 'source_volume_id': name, 'name': snap, 'state': 'absent'},
+                )
+            acl.module('nomad_csi_volume', {'id': name, 'state': 'deleted'})
+        for job in ('zfs-controller', 'zfs-node'):
+            acl.api('DELETE', '/v1/job/%s?purge=true' % job)
+        agent.destroy()
+
+
+@pytest.mark.parametrize('index', range(len(CASES)), ids=['%s-%d' % (case[0], i) for i, case in enumerate(CASES)])
+def test_exactly_the_tables_capabilities_and_one_fewer(acl, vm, index):
+    module, args, exact, fewer, named = CASES[index][:5]
+    second = CASES[index][5] if len(CASES[index]) > 5 else args
+    acl.exactly_then_one_fewer('csi-%d' % index, module, args, exact, second, fewer, named)
+    if module == 'nomad_csi_volume':
+        assert vm.zfs('list', '-H', PARENT + '/t-acl-a', check=False).returncode == 0, 'democratic-csi made it'
+        assert vm.zfs('list', '-H', PARENT + '/t-acl-b', check=False).returncode != 0, 'nothing made it'
