@@ -2,10 +2,21 @@
 with the management token or a given one. Used by tests/integration/acl and by the stack's ACL tests."""
 
 import json
+import subprocess
+import tempfile
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
-from zfsvm_client import ansible_env, run_local_module
+from zfsvm_client import BIN, ansible_env, run_local_module
+
+
+def access_play(tenants, **role_vars):
+    """A play of the nomad_access role on localhost with these tenants (JSON is YAML)."""
+    role = {'role': 'nomad_zfs.csi.nomad_access', 'vars': dict(role_vars, nomad_access_tenants=tenants)}
+    return json.dumps([{'name': 'Nomad access', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+                        'roles': [role]}])  # fmt: skip
 
 
 class AclAgent(object):
@@ -49,3 +60,27 @@ class AclAgent(object):
         assert works['rc'] == 0, works
         refused = self.module(module, second, token=self.token_for('nzc-fewer-' + label, fewer))
         assert refused.failed and 'answered 403' in refused['msg'] and named in refused['msg'], refused
+
+    def playbook(self, text, token=''):
+        """ansible-playbook of text on localhost against this agent, with the management token unless told."""
+        with tempfile.TemporaryDirectory() as workdir:
+            play = Path(workdir) / 'play.yml'
+            play.write_text(text)
+            env = ansible_env(NOMAD_ADDR=self.address, NOMAD_TOKEN=self.management if token == '' else token)
+            argv = [
+                str(BIN / 'ansible-playbook'),
+                '-i',
+                'localhost,',
+                '-e',
+                'ansible_python_interpreter=%s' % (BIN / 'python'),
+            ]
+            return subprocess.run(argv + [str(play)], env=env, capture_output=True, text=True, timeout=600, check=False)
+
+    def wait_for_eval(self, eval_id, namespace, token='', timeout=60):
+        """The evaluation once the scheduler is done with it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            evaluation = self.api('GET', '/v1/evaluation/%s?namespace=%s' % (eval_id, namespace), token=token)
+            if evaluation['Status'] in ('complete', 'failed', 'blocked') or time.monotonic() > deadline:
+                return evaluation
+            time.sleep(1)

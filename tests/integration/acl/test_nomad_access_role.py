@@ -1,25 +1,11 @@
 """The nomad_access role against a real bootstrapped ACL agent: each tenant's token reaches its own namespace
 only, the operator's token writes volumes but runs no tenant job, and a second run changes nothing."""
 
-import subprocess
-
 import pytest
 
-from zfsvm_client import BIN, ansible_env
+from acl_agent import access_play
 
-PLAY = """- name: Nomad access
-  hosts: localhost
-  connection: local
-  gather_facts: false
-  roles:
-    - role: nomad_zfs.csi.nomad_access
-      vars:
-        nomad_access_tenants:
-          - name: nzc-a
-            description: Team A
-          - name: nzc-b
-            enabled_task_drivers: [exec]
-"""
+PLAY = access_play([{'name': 'nzc-a', 'description': 'Team A'}, {'name': 'nzc-b', 'enabled_task_drivers': ['exec']}])
 VOLUME = {
     'Volumes': [
         {
@@ -33,17 +19,9 @@ VOLUME = {
 }
 
 
-def play(acl, tmp_path, text=PLAY):
-    playbook = tmp_path / 'access.yml'
-    playbook.write_text(text)
-    env = ansible_env(NOMAD_ADDR=acl.address, NOMAD_TOKEN=acl.management)
-    argv = [str(BIN / 'ansible-playbook'), '-i', 'localhost,', '-e', 'ansible_python_interpreter=%s' % (BIN / 'python')]
-    return subprocess.run(argv + [str(playbook)], env=env, capture_output=True, text=True, timeout=600, check=False)
-
-
 @pytest.fixture(scope='module')
-def secrets(acl, tmp_path_factory):
-    first = play(acl, tmp_path_factory.mktemp('access'))
+def secrets(acl):
+    first = acl.playbook(PLAY)
     assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
     found = {}
     for name in ('csi-operator', 'nzc-a-submitter', 'nzc-b-submitter'):
@@ -52,8 +30,8 @@ def secrets(acl, tmp_path_factory):
     return found
 
 
-def test_a_second_run_changes_nothing(acl, secrets, tmp_path):
-    again = play(acl, tmp_path)
+def test_a_second_run_changes_nothing(acl, secrets):
+    again = acl.playbook(PLAY)
     assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]
     assert all(secret not in again.stdout for secret in secrets.values())
 
@@ -84,20 +62,19 @@ def test_the_operator_writes_volumes_but_runs_no_tenant_job(acl, secrets):
 
 def test_a_policy_file_with_an_unknown_key_stops_the_role_before_anything_changes(acl, tmp_path):
     (tmp_path / 'auditor.hcl').write_text('namespace "nzc-c" {\n  capabilites = ["read-job"]\n}\n')
-    text = PLAY.replace('nzc-a', 'nzc-c').replace('nzc-b', 'nzc-d') + (
-        '        nomad_access_operator_name: nzc-c-operator\n'
-        '        nomad_access_policies:\n'
-        '          - name: nzc-auditor\n'
-        '            file: %s\n' % (tmp_path / 'auditor.hcl')
+    text = access_play(
+        [{'name': 'nzc-c'}, {'name': 'nzc-d'}],
+        nomad_access_operator_name='nzc-c-operator',
+        nomad_access_policies=[{'name': 'nzc-auditor', 'file': str(tmp_path / 'auditor.hcl')}],
     )
     before = [acl.api('GET', path) for path in ('/v1/namespaces', '/v1/acl/policies', '/v1/acl/tokens')]
-    failed = play(acl, tmp_path, text)
+    failed = acl.playbook(text)
     assert failed.returncode != 0
     assert 'unknown key \'capabilites\' in namespace \\"nzc-c\\"' in failed.stdout, failed.stdout[-3000:]
     assert [acl.api('GET', path) for path in ('/v1/namespaces', '/v1/acl/policies', '/v1/acl/tokens')] == before
 
     (tmp_path / 'auditor.hcl').write_text('namespace "nzc-c" {\n  capabilities = ["read-job"]\n}\n')
-    fixed = play(acl, tmp_path, text)
+    fixed = acl.playbook(text)
     assert fixed.returncode == 0, fixed.stdout[-3000:]
     # The file lookup drops the last newline.
     assert acl.api('GET', '/v1/acl/policy/nzc-auditor')['Rules'] == (tmp_path / 'auditor.hcl').read_text().rstrip()

@@ -1,10 +1,11 @@
 """The CSI write modules on an ACL-enabled Nomad, with tokens holding exactly the README's capabilities and then
 one fewer: the first run works on the real plugin, the second fails with a 403 that names what is missing.
 
-The stack's agent has no ACLs, so a second agent with ACLs on runs on this host, and the csi_plugin role deploys
-democratic-csi to it under raw_exec, from the cached source, with the management token. Its controller reaches
-the VM's csi user over the forwarded SSH port (as csi-sanity's controller suite does) and makes real datasets
-under the stack's parent; it mounts nothing, which is why it can run on this host.
+The stack's agent has no ACLs, so a second agent with ACLs on runs on this host. The nomad_access role makes two
+tenant namespaces and the operator's token with the management token; the csi_plugin role then deploys
+democratic-csi under raw_exec, from the cached source, with the operator's token only. Its controller reaches the
+VM's csi user over the forwarded SSH port (as csi-sanity's controller suite does) and makes real datasets under the
+stack's parent; it mounts nothing, which is why it can run on this host.
 """
 
 import json
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from acl_agent import AclAgent
+from acl_agent import AclAgent, access_play
 from conftest import PARENT, REPO
 from nomad_agent import CACHE, start_agent
 from zfsvm_client import BIN
@@ -87,8 +88,11 @@ CASES = [
 ]
 
 
-def deploy(acl, stack):
-    """The csi_plugin role against the ACL agent, on this host's paths; no volumes of its own."""
+ACCESS = access_play([{'name': 'nzc-a'}, {'name': 'nzc-b'}])
+
+
+def deploy(acl, stack, token):
+    """The csi_plugin role against the ACL agent with token, on this host's paths; no volumes of its own."""
     pack_vars = {
         'node_path': '/usr/bin/node',
         'democratic_csi_dir': str(CACHE / SOURCE),
@@ -97,7 +101,7 @@ def deploy(acl, stack):
     }
     extra = {
         'csi_plugin_nomad_addr': acl.address,
-        'csi_plugin_nomad_token': acl.management,
+        'csi_plugin_nomad_token': token,
         'csi_plugin_pack_vars': pack_vars,
         'csi_plugin_volumes': [],
     }
@@ -121,10 +125,19 @@ def acl(stack):
     agent = start_agent(Path(tempfile.mkdtemp(prefix='nzc-acl-')), extra_config='acl {\n  enabled = true\n}\n')
     acl = AclAgent(agent)
     try:
-        ran = deploy(acl, stack)
+        access = acl.playbook(ACCESS)
+        assert access.returncode == 0, access.stdout[-4000:] + access.stderr[-2000:]
+        acl.tokens = {
+            name: acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
+            for name in ('csi-operator', 'nzc-a-submitter', 'nzc-b-submitter')
+        }
+        ran = deploy(acl, stack, acl.tokens['csi-operator'])
         assert ran.returncode == 0, ran.stdout[-5000:] + ran.stderr[-2000:]
+        assert acl.tokens['csi-operator'] not in ran.stdout + ran.stderr
         yield acl
     finally:
+        acl.api('DELETE', '/v1/job/t-acl-thief?purge=true&namespace=nzc-b')
+        acl.module('nomad_csi_volume', {'id': 't-acl-ns', 'namespace': 'nzc-a', 'state': 'deleted'})
         for name in ('t-acl-b', 't-acl-a'):
             for snap in ('one', 'two'):
                 acl.module(
@@ -145,3 +158,49 @@ def test_exactly_the_tables_capabilities_and_one_fewer(acl, vm, index):
     if module == 'nomad_csi_volume':
         assert vm.zfs('list', '-H', PARENT + '/t-acl-a', check=False).returncode == 0, 'democratic-csi made it'
         assert vm.zfs('list', '-H', PARENT + '/t-acl-b', check=False).returncode != 0, 'nothing made it'
+
+
+THIEF = """job "t-acl-thief" {
+  namespace   = "nzc-b"
+  type        = "batch"
+  datacenters = ["*"]
+  group "g" {
+    volume "data" {
+      type            = "csi"
+      source          = "t-acl-ns"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_tenant_reaches_no_volume_of_another_namespace(acl, vm):
+    """Volumes are bound to their namespace: B's submitter can neither read A's volume and snapshots nor claim it
+    from a job of B's, and Nomad says why."""
+    made = acl.module('nomad_csi_volume', dict(volume('t-acl-ns'), namespace='nzc-a'), token=acl.tokens['csi-operator'])
+    assert made['rc'] == 0, made
+    assert vm.zfs('list', '-H', PARENT + '/t-acl-ns', check=False).returncode == 0
+    a, b = acl.tokens['nzc-a-submitter'], acl.tokens['nzc-b-submitter']
+    assert acl.api('GET', '/v1/volume/csi/t-acl-ns?namespace=nzc-a', token=a)['ID'] == 't-acl-ns'
+    assert acl.api('GET', '/v1/volume/csi/t-acl-ns?namespace=nzc-a', token=b)[0] == 403
+    assert acl.api('GET', '/v1/volumes/snapshot?plugin_id=zfs&namespace=nzc-a', token=b)[0] == 403
+    info = acl.module('nomad_csi_volume_info', {'plugin_id': 'zfs', 'namespace': 'nzc-a'}, token=b)
+    assert info.failed and 'answered 403' in info['msg'], info
+
+    # B's job names the volume: Nomad looks it up in B's namespace only, so nothing is placed.
+    parsed = acl.api('POST', '/v1/jobs/parse?namespace=nzc-b', {'JobHCL': THIEF, 'Canonicalize': True}, token=b)
+    registered = acl.api('PUT', '/v1/jobs?namespace=nzc-b', {'Job': parsed}, token=b)
+    assert 'EvalID' in registered, registered
+    evaluation = acl.wait_for_eval(registered['EvalID'], 'nzc-b', token=b)
+    filtered = evaluation['FailedTGAllocs']['g']['ConstraintFiltered']
+    assert filtered == {'missing CSI Volume t-acl-ns': 1}, evaluation
+    volume_now = acl.api('GET', '/v1/volume/csi/t-acl-ns?namespace=nzc-a')
+    assert volume_now['WriteAllocs'] == {} and volume_now['ReadAllocs'] == {}, volume_now
