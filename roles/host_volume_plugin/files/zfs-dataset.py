@@ -151,7 +151,7 @@ def parse_list(text, dataset):
     """`zfs list -H -o name,<MARK> -d 1` of a dataset: its mark, and its snapshots' names."""
     mark, snapshots = None, []
     for line in text.splitlines():
-        name, _, value = line.partition('\t')
+        name, value = (line.split('\t', 1) + [''])[:2]
         if name == dataset:
             mark = value
         elif name.startswith(dataset + '@'):
