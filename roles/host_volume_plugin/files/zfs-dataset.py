@@ -227,7 +227,7 @@ class Zfs:
     def __init__(self, run=subprocess.run):
         self._run = run
 
-    def _call(self, argv, missing_ok=False):
+    def __call__(self, argv, missing_ok=False):
         proc = self._run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
         errors = [line for line in proc.stderr.splitlines() if line.strip()]
         # zfs reports each missing dataset on stderr, prints the others, and exits 1.
@@ -235,18 +235,15 @@ class Zfs:
             raise PluginError('zfs %s failed: %s' % (argv[1], proc.stderr.strip()))
         return proc.stdout
 
-    def __call__(self, argv):
-        return self._call(argv)
-
     def read(self, *datasets):
         """{dataset: its READ properties} for those of the datasets that exist."""
         argv = [ZFS, 'get', '-H', '-p', '-o', 'name,property,value', ','.join(READ)] + list(datasets)
-        return parse_get(self._call(argv, missing_ok=True))
+        return parse_get(self(argv, missing_ok=True))
 
     def listing(self, dataset):
         """The dataset's mark (None when it does not exist) and its snapshots."""
         argv = [ZFS, 'list', '-H', '-o', 'name,' + MARK, '-t', 'filesystem,volume,snapshot', '-d', '1', dataset]
-        return parse_list(self._call(argv, missing_ok=True), dataset)
+        return parse_list(self(argv, missing_ok=True), dataset)
 
 
 def _missing(line):
