@@ -11,6 +11,13 @@ from pathlib import Path
 
 from zfsvm_client import BIN, ansible_env, run_local_module
 
+PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
+
+
+def namespace_caps(namespace, *names):
+    """ACL rules granting the capabilities names in namespace."""
+    return 'namespace "%s" {\n  capabilities = [%s]\n}\n' % (namespace, ', '.join('"%s"' % n for n in names))
+
 
 def access_play(tenants, **role_vars):
     """A play of the nomad_access role on localhost with these tenants (JSON is YAML)."""

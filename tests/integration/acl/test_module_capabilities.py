@@ -3,6 +3,8 @@ fewer: the first run works, the second fails with a 403 that names the missing c
 
 import pytest
 
+from acl_agent import PLUGIN_READ, namespace_caps
+
 NS = 'nzc-caps'
 SLEEPER = """job "caps-sleeper" {
   datacenters = ["*"]
@@ -24,7 +26,7 @@ SLEEPER = """job "caps-sleeper" {
 
 
 def caps(*names):
-    return 'namespace "%s" {\n  capabilities = [%s]\n}\n' % (NS, ', '.join('"%s"' % n for n in names))
+    return namespace_caps(NS, *names)
 
 
 def variables(*names):
@@ -33,8 +35,6 @@ def variables(*names):
         ', '.join('"%s"' % n for n in names),
     )
 
-
-PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
 
 HOST_VOLUME = {'name': 'caps-hv', 'plugin_id': 'mkdir', 'capacity_max': '1M'}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from acl_agent import AclAgent, access_play
+from acl_agent import PLUGIN_READ, AclAgent, access_play, namespace_caps
 from conftest import PARENT, REPO
 from nomad_agent import CACHE, start_agent
 from zfsvm_client import BIN
@@ -23,11 +23,10 @@ from zfsvm_client import BIN
 PLAY = Path(__file__).parent / 'csi_plugin_only.yml'
 SOURCE = 'democratic-csi/v1.9.4-f80d2daf097e'  # scripts/setup.sh's install of the vendored tarball
 NS = 'default'
-PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
 
 
 def caps(*names):
-    return 'namespace "%s" {\n  capabilities = [%s]\n}\n' % (NS, ', '.join('"%s"' % n for n in names))
+    return namespace_caps(NS, *names)
 
 
 def volume(name):
