@@ -4,6 +4,9 @@
 # show the delegation, the dataset democratic-csi made for volume demo, and a
 # workload's file surviving into a second allocation on that dataset; then the same
 # on a dynamic host volume that the zfs-dataset plugin made (no CSI).
+# Nomad's ACLs are on: site.yml uses the management token only to make the tokens (nomad_access); the
+# plugins are deployed on the operators' tokens, and everything after site.yml here runs on tenant
+# demo's submitter token, in namespace demo, except the host volume's create and delete (its operator's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
@@ -31,6 +34,17 @@ echo "--- the dataset democratic-csi made for volume demo (storage host)"
 bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquota,used,sharenfs tank/nomad/csi/demo \
   || { echo "demo: democratic-csi made no dataset tank/nomad/csi/demo for volume demo" >&2; exit 1; }
 export NOMAD_ADDR=http://127.0.0.1:4646
+# The admin hands each their token, out of the variables nomad_access wrote them to.
+secret() { NOMAD_TOKEN=$(bash scripts/nomad-dev.sh token) "$CACHE/bin/nomad" var get -item=secret "nomad-access/tokens/$1"; }
+host_volume_operator=$(secret host-volume-operator)
+NOMAD_TOKEN=$(secret demo-submitter)
+export NOMAD_TOKEN NOMAD_NAMESPACE=demo
+echo "--- tenant demo's submitter token: its own namespace only"
+"$CACHE/bin/nomad" acl token self | sed -n '/^Name/p;/^Policies/p'
+refused=$("$CACHE/bin/nomad" job run -detach -namespace default scripts/demo-workload.nomad 2>&1) \
+  && { echo "demo: the submitter token ran a job in namespace default" >&2; exit 1; }
+grep -q '403' <<<"$refused" || { echo "demo: a job in namespace default failed otherwise: $refused" >&2; exit 1; }
+echo "a job in namespace default: $refused"
 echo "--- nomad plugin status zfs"
 "$CACHE/bin/nomad" plugin status zfs
 echo "--- nomad volume status demo"
@@ -56,11 +70,11 @@ if [ -z "$written" ] || [ "$written" != "$read_back" ]; then
 fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
 echo "--- ZFS without CSI: host volume demo-hv through the zfs-dataset plugin (nomad_host_volume)"
-.venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
-  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
+NOMAD_TOKEN=$host_volume_operator .venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
+  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "namespace": "demo", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
   | sed -n '1p;/"host_path"/p;/"state"/p'
 bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquota,compression,nomad-zfs-csi:host-volume-id \
-  tank/nomad/volumes/default/demo-hv || { echo "demo: no dataset for host volume demo-hv" >&2; exit 1; }
+  tank/nomad/volumes/demo/demo-hv || { echo "demo: no dataset for host volume demo-hv" >&2; exit 1; }
 hv_written=$(run_workload write -var volume=demo-hv -var volume_type=host); echo "write allocation: $hv_written"
 hv_read=$(run_workload read -var volume=demo-hv -var volume_type=host); echo "read allocation:  $hv_read"
 if [ -z "$hv_written" ] || [ "$hv_written" != "$hv_read" ]; then
@@ -69,6 +83,6 @@ fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
 # The dev agent forgets its volumes when it restarts, and the plugin never adopts a dataset marked with
 # another volume's ID; so the demo deletes its host volume again (the plugin destroys the dataset).
-.venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
-  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "state": "deleted"}' | sed -n '1p'
-echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; CSI volume demo and host volume demo-hv each kept a workload's file)"
+NOMAD_TOKEN=$host_volume_operator .venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
+  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "namespace": "demo", "state": "deleted"}' | sed -n '1p'
+echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; in namespace demo, on its submitter's token, CSI volume demo and host volume demo-hv each kept a workload's file)"

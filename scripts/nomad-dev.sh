@@ -3,15 +3,22 @@
 # where volumes can be mounted (this host's kernel has no NFS or ZFS). Its HTTP API
 # is forwarded to 127.0.0.1:4646 here, so Ansible, the modules and nomad-pack run
 # on this host as they would against any cluster.
-# Usage: nomad-dev.sh start|stop|status
+# ACLs are on: start bootstraps them and keeps the management token in $TOKEN_FILE (`nomad-dev.sh
+# token` prints it). Only site.yml's nomad_access play and the tests' own checks use it; the playbook's
+# other plays run on the operators' tokens that play makes, and the demo's workload on a submitter's.
+# Usage: nomad-dev.sh start|stop|status|token
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ZFSVM=tests/zfsvm/zfsvm.sh
+CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
+TOKEN_FILE=$CACHE/nomad-dev/management.token
 # Short: a CSI plugin's socket path under it must fit the 108-byte unix socket limit.
 DATA_DIR=/var/lib/nzc-nomad
 log() { printf '[nomad-dev] %s\n' "$*" >&2; }
 addr() { bash "$ZFSVM" status 2>/dev/null | sed -n 's/^ZFSVM_NOMAD_ADDR=//p'; }
 up() { local a; a=$(addr) && [ -n "$a" ] && curl -sf "$a/v1/status/leader" | grep -q '"'; }
+# curl with the management token, from a file so that it is never on a command line.
+api() { curl -sf -H @<(printf 'X-Nomad-Token: %s\n' "$(cat "$TOKEN_FILE")") "$@"; }
 
 # raw_exec runs democratic-csi from the tools disk; exec runs workloads, the only
 # driver here that can mount a CSI volume into a task.
@@ -37,11 +44,24 @@ plugin "raw_exec" {
     enabled = true
   }
 }
+acl {
+  enabled = true
+}
 HCL
 }
 
+# A -dev agent starts with no state, so every start bootstraps anew with a fresh secret.
+bootstrap() {
+  local secret
+  secret=$(cat /proc/sys/kernel/random/uuid)
+  mkdir -p "$(dirname "$TOKEN_FILE")"
+  (umask 077; printf '%s\n' "$secret" >"$TOKEN_FILE")
+  printf '{"BootstrapSecret": "%s"}' "$secret" | curl -sf -X POST --data-binary @- "$1/v1/acl/bootstrap" >/dev/null
+}
+
 start() {
-  if up; then log "already running at $(addr)"; return 0; fi
+  # One without the token file is not this script's ACL-enabled agent: clean below restarts it.
+  if up && [ -s "$TOKEN_FILE" ]; then log "already running at $(addr)"; return 0; fi
   bash "$ZFSVM" start >/dev/null
   local a; a=$(addr)
   # An agent that died leaves its plugin processes and mounts; -dev state is in memory only.
@@ -50,8 +70,10 @@ start() {
   # A transient systemd unit outlives this SSH session and is stopped by name.
   bash "$ZFSVM" ssh "systemctl reset-failed nzc-nomad 2>/dev/null; systemd-run --unit=nzc-nomad --collect \
     /opt/nzc/bin/nomad agent -dev -config /etc/nzc/nomad.hcl >/dev/null 2>&1"
+  local bootstrapped=""
   for _ in $(seq 180); do
-    if up && curl -sf "$a/v1/nodes" | grep -q '"Status":"ready"'; then log "up at $a (log: journalctl -u nzc-nomad in the VM)"; return 0; fi
+    if [ -z "$bootstrapped" ] && up; then bootstrap "$a" && bootstrapped=1; fi
+    if [ -n "$bootstrapped" ] && api "$a/v1/nodes" | grep -q '"Status":"ready"'; then log "up at $a (log: journalctl -u nzc-nomad in the VM)"; return 0; fi
     bash "$ZFSVM" ssh systemctl is-active -q nzc-nomad \
       || { bash "$ZFSVM" ssh journalctl -u nzc-nomad --no-pager | tail -20 >&2; log "agent exited"; return 1; }
     sleep 1
@@ -64,7 +86,7 @@ stop() {
   if up; then
     # Stop the plugin jobs first so their volume mounts are released.
     for job in zfs-node zfs-controller; do
-      "${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/bin/nomad" job stop -address="$(addr)" -purge "$job" >/dev/null 2>&1 || true
+      NOMAD_TOKEN=$(cat "$TOKEN_FILE" 2>/dev/null) "$CACHE/bin/nomad" job stop -address="$(addr)" -purge "$job" >/dev/null 2>&1 || true
     done
   fi
   clean
@@ -78,11 +100,13 @@ clean() {
     pkill -f '^/opt/nzc/bin/node ' || true
     awk -v d=$DATA_DIR/ 'index(\$2, d) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
     rm -rf $DATA_DIR"
+  rm -f "$TOKEN_FILE"
 }
 
 case ${1:-status} in
   start) start ;;
   stop) stop ;;
   status) if up; then log "running at $(addr)"; else log "not running"; exit 3; fi ;;
-  *) log "usage: $0 start|stop|status"; exit 2 ;;
+  token) if up && [ -s "$TOKEN_FILE" ]; then cat "$TOKEN_FILE"; else log "not running"; exit 3; fi ;;
+  *) log "usage: $0 start|stop|status|token"; exit 2 ;;
 esac

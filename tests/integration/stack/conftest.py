@@ -1,6 +1,8 @@
 """The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
 
+import functools
 import json
+import os
 import subprocess
 import time
 import urllib.error
@@ -13,7 +15,9 @@ from zfsvm_client import BIN, REPO, ansible_env, run_local_module
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
-CACHE_BIN = Path.home() / '.cache' / 'nomad-zfs-csi' / 'bin'
+CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
+CACHE_BIN = CACHE / 'bin'
+MANAGEMENT_TOKEN = CACHE / 'nomad-dev' / 'management.token'  # scripts/nomad-dev.sh bootstraps it
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 # zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
@@ -22,20 +26,38 @@ HOST_VOLUMES = 'tank/nomad/volumes'
 
 
 class Stack(object):
-    """Nomad's forwarded API, the nomad CLI and the collection's modules, all from this host."""
+    """Nomad's forwarded API, the nomad CLI and the collection's modules, all from this host.
+
+    ACLs are on. The tests' own checks and set-up use the management token that nomad-dev.sh bootstrapped;
+    site.yml gets none, as in `make demo`, and runs on the tokens its nomad_access play makes.
+    """
 
     address = 'http://127.0.0.1:4646'
 
     def __init__(self, vm):
         self.vm = vm
-        self.env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=self.address)
+        self.base_env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=self.address)
+
+    @property
+    def management(self):
+        """Read each time: every start of the dev agent bootstraps a new one."""
+        return MANAGEMENT_TOKEN.read_text().strip()
+
+    @property
+    def env(self):
+        return dict(self.base_env, NOMAD_TOKEN=self.management)
+
+    def secret(self, token_name):
+        """A token's secret from the variable nomad_access wrote it to."""
+        return self.get('/v1/var/nomad-access/tokens/' + token_name)['Items']['secret']
 
     def get(self, path):
         return self.api('GET', path)
 
-    def api(self, method, path, body=None):
+    def api(self, method, path, body=None, token=None):
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.address + path, data=data, method=method)
+        request.add_header('X-Nomad-Token', token or self.management)
         try:
             with urllib.request.urlopen(request, timeout=120) as resp:
                 raw = resp.read()
@@ -43,10 +65,10 @@ class Stack(object):
             raise AssertionError('%s %s: %s %s' % (method, path, e.code, e.read().decode())) from None
         return json.loads(raw) if raw.strip() else None
 
-    def nomad(self, *argv, check=True):
+    def nomad(self, *argv, check=True, token=None, namespace='default'):
         proc = subprocess.run(
             [str(CACHE_BIN / 'nomad')] + list(argv),
-            env=self.env,
+            env=dict(self.env, NOMAD_TOKEN=token or self.management, NOMAD_NAMESPACE=namespace),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
@@ -60,6 +82,7 @@ class Stack(object):
         return proc
 
     def site(self):
+        """site.yml as `make demo` runs it: no token in the environment."""
         return subprocess.run(
             [
                 str(BIN / 'ansible-playbook'),
@@ -67,7 +90,7 @@ class Stack(object):
                 str(REPO / 'inventories' / 'local'),
                 str(REPO / 'playbooks' / 'site.yml'),
             ],
-            env=self.env,
+            env=self.base_env,
             capture_output=True,
             text=True,
             timeout=1800,
@@ -80,9 +103,10 @@ class Stack(object):
         result['rc'] = result.rc
         return result
 
-    def workload(self, volume, action, volume_type='csi'):
+    def workload(self, volume, action, volume_type='csi', token=None, namespace='default'):
         """One allocation of scripts/demo-workload.nomad on the volume; returns what the task printed."""
-        self.nomad(
+        nomad = functools.partial(self.nomad, token=token, namespace=namespace)
+        nomad(
             'job',
             'run',
             '-detach',
@@ -96,17 +120,17 @@ class Stack(object):
         )
         deadline = time.monotonic() + 300
         while True:
-            allocs = json.loads(self.nomad('job', 'allocs', '-json', 'demo-workload').stdout)
+            allocs = json.loads(nomad('job', 'allocs', '-json', 'demo-workload').stdout)
             alloc = max(allocs, key=lambda a: a['CreateIndex']) if allocs else None
             if alloc and alloc['ClientStatus'] == 'complete':
                 break
-            assert not alloc or alloc['ClientStatus'] not in ('failed', 'lost'), self.nomad(
+            assert not alloc or alloc['ClientStatus'] not in ('failed', 'lost'), nomad(
                 'alloc', 'status', alloc['ID'], check=False
             ).stdout
             assert time.monotonic() < deadline, 'workload %s on %s did not finish' % (action, volume)
             time.sleep(2)
-        out = self.nomad('alloc', 'logs', alloc['ID']).stdout.strip()
-        self.nomad('job', 'stop', '-purge', 'demo-workload')
+        out = nomad('alloc', 'logs', alloc['ID']).stdout.strip()
+        nomad('job', 'stop', '-purge', 'demo-workload')
         return out
 
     def volume(self, volume_id, **extra):

@@ -1,4 +1,5 @@
-"""site.yml after the Nomad agent was killed: a re-run converges without clean-up, and a third run changes nothing."""
+"""site.yml after the Nomad agent was killed: a re-run converges without clean-up, and a third run changes nothing,
+tokens included."""
 
 import re
 import subprocess
@@ -21,8 +22,9 @@ def test_rerun_after_the_agent_was_killed(stack, vm):
     assert started.returncode == 0, started.stderr
     assert stack.get('/v1/jobs') == []
 
-    assert changed(stack.site())['nomad-dev'] > 0  # jobs, secret and volume again
+    # Namespace, policies and tokens (the agent bootstrapped anew), jobs, secret and volume again.
+    assert changed(stack.site())['nomad-dev'] > 0
     assert stack.get('/v1/plugin/csi/zfs')['NodesHealthy'] == 1
-    assert stack.get('/v1/volume/csi/demo')['ExternalID'] == 'demo'
+    assert stack.get('/v1/volume/csi/demo?namespace=demo')['ExternalID'] == 'demo'
     assert vm.sh('cat /%s/demo/recovery.txt' % PARENT).stdout.strip() == 'survives'
     assert changed(stack.site()) == {'nomad-dev': 0, 'zfsvm': 0}

@@ -3,26 +3,35 @@ nomad_csi_snapshot, and nothing else."""
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 
 from conftest import PARENT, REPO
 from zfsvm_client import BIN
 
 PLAY = Path(__file__).parent / 'csi_plugin_only.yml'
-DEMO = {'id': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}
+DEMO = {'id': 'demo', 'namespace': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}  # the inventory's
 
 
 def role(stack, volumes, snapshots=()):
-    argv = [
-        str(BIN / 'ansible-playbook'),
-        '-v',
-        '-i',
-        str(REPO / 'inventories' / 'local'),
-        str(PLAY),
-        '-e',
-        json.dumps({'csi_plugin_volumes': volumes, 'csi_plugin_snapshots': list(snapshots)}),
-    ]
-    return subprocess.run(argv, env=stack.env, capture_output=True, text=True, timeout=900, check=False)
+    """The csi_plugin role alone, on the operator's token that site.yml's nomad_access play made."""
+    extra = {
+        'csi_plugin_volumes': volumes,
+        'csi_plugin_snapshots': list(snapshots),
+        'csi_plugin_nomad_token': stack.secret('csi-operator'),
+    }
+    with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
+        json.dump(extra, extra_file)  # a file, so the token is not in any process's argv
+        extra_file.flush()
+        argv = [str(BIN / 'ansible-playbook'), '-v', '-i', str(REPO / 'inventories' / 'local'), str(PLAY)]
+        return subprocess.run(
+            argv + ['-e', '@' + extra_file.name],
+            env=stack.base_env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
 
 
 def volumes(stack):
@@ -51,15 +60,23 @@ def test_state_and_secrets_reach_the_module(stack, vm):
 def test_a_volume_its_snapshot_and_a_volume_from_it_in_one_run_then_nothing_to_do(stack, vm):
     wanted = [
         DEMO,
-        {'id': 't-role-restored', 'capacity_min': '1G', 'snapshot_id': 't-role-src@r1'},
-        {'id': 't-role-src', 'capacity_min': '1G'},
+        {'id': 't-role-restored', 'namespace': 'demo', 'capacity_min': '1G', 'snapshot_id': 't-role-src@r1'},
+        {'id': 't-role-src', 'namespace': 'demo', 'capacity_min': '1G'},
+        {'id': 't-role-default', 'capacity_min': '1G'},
     ]
-    snapshots = [{'source_volume_id': 't-role-src', 'name': 'r1'}]
+    snapshots = [{'source_volume_id': 't-role-src', 'name': 'r1', 'namespace': 'demo'}]
     ran = role(stack, wanted, snapshots)
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
     assert vm.zfs('list', '-H', '-t', 'snapshot', PARENT + '/t-role-src@r1', check=False).returncode == 0
     # democratic-csi clones a volume from a snapshot unless told to copy it.
     origin = vm.zfs('get', '-H', '-o', 'value', 'origin', PARENT + '/t-role-restored').stdout.strip()
     assert origin == PARENT + '/t-role-src@r1'
+    # Each volume in its own namespace: the one without a namespace key in csi_plugin_namespace.
+    assert sorted(v['ID'] for v in stack.get('/v1/volumes?type=csi&namespace=demo')) == [
+        'demo',
+        't-role-restored',
+        't-role-src',
+    ]
+    assert 't-role-default' in [v['ID'] for v in stack.get('/v1/volumes?type=csi&namespace=default')]
     again = role(stack, wanted, snapshots)
     assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]
