@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests' / 'integration'))
-from zfsvm_client import ansible_env, booted_vm  # noqa: E402
+from zfsvm_client import ansible_env, booted_vm, management_token  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '10'))
 NOMAD = 'http://127.0.0.1:4646'
@@ -30,7 +30,10 @@ SHIM = '#!/bin/sh\necho "$*" >> /run/zfs-bench.log\nexec /usr/sbin/zfs.bench-rea
 
 def api(method, path, body=None):
     request = urllib.request.Request(
-        NOMAD + path, data=json.dumps(body).encode() if body is not None else None, method=method
+        NOMAD + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        method=method,
+        headers={'X-Nomad-Token': management_token()},
     )
     try:
         with urllib.request.urlopen(request, timeout=300) as resp:

@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests' / 'integration'))
-from zfsvm_client import ansible_env, booted_vm  # noqa: E402
+from zfsvm_client import ansible_env, booted_vm, management_token  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '200'))
 PARENT = 'tank/nomad/csi'
@@ -86,6 +86,7 @@ def main():
         ],
         env,
     )
+    env['NOMAD_TOKEN'] = management_token()  # after site.yml, which runs on the tokens it makes
     ids = ['%s%03d' % (PREFIX, i) for i in range(N)]
     vm.sh(
         'for v in %s; do zfs list -H %s/$v >/dev/null 2>&1 || zfs create -o refquota=64M %s/$v; done'

@@ -14,6 +14,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
 COLLECTIONS = REPO / 'build' / 'collections'
+CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
+# The local stack's Nomad has ACLs on; scripts/nomad-dev.sh bootstraps them at each start and keeps this token here.
+MANAGEMENT_TOKEN = CACHE / 'nomad-dev' / 'management.token'
 # The Ansible that belongs to the interpreter running the tests.
 BIN = Path(sys.executable).parent
 # Counts every zfs process a module starts; the modules find it first on PATH.
@@ -142,3 +145,8 @@ class Vm:
 
     def zfs_calls(self):
         return self.sh('cat /run/zfs-calls.log 2>/dev/null || true').stdout.splitlines()
+
+
+def management_token():
+    """The local stack's management token; read each time, since every start of the dev agent makes a new one."""
+    return MANAGEMENT_TOKEN.read_text().strip()

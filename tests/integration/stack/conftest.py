@@ -2,22 +2,18 @@
 
 import functools
 import json
-import os
 import subprocess
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from zfsvm_client import BIN, REPO, ansible_env, run_local_module
+from zfsvm_client import BIN, CACHE, REPO, ansible_env, management_token, run_local_module
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
-CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 CACHE_BIN = CACHE / 'bin'
-MANAGEMENT_TOKEN = CACHE / 'nomad-dev' / 'management.token'  # scripts/nomad-dev.sh bootstraps it
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 # zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
@@ -40,8 +36,7 @@ class Stack(object):
 
     @property
     def management(self):
-        """Read each time: every start of the dev agent bootstraps a new one."""
-        return MANAGEMENT_TOKEN.read_text().strip()
+        return management_token()
 
     @property
     def env(self):

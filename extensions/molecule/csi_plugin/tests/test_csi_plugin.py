@@ -3,13 +3,12 @@ dataset democratic-csi made for the volume."""
 
 import json
 import os
-import urllib.request
+import urllib.error
 from pathlib import Path
 
 import pytest
 import testinfra
 
-NOMAD = 'http://127.0.0.1:4646'
 KEY = Path(os.environ['ZFSVM_KEY'])
 DATASET = 'tank/nomad/csi/demo'
 
@@ -19,35 +18,30 @@ def zfsvm():
     return testinfra.get_host('ansible://zfsvm', ansible_inventory=os.environ['MOLECULE_INVENTORY_FILE'])
 
 
-def api(path):
-    with urllib.request.urlopen(NOMAD + path, timeout=10) as resp:
-        return json.loads(resp.read())
-
-
-def test_plugin_is_healthy():
-    plugin = api('/v1/plugin/csi/zfs')
+def test_plugin_is_healthy(nomad_api):
+    plugin = nomad_api('/v1/plugin/csi/zfs')
     assert plugin['ControllerRequired'] is True
     assert (plugin['ControllersHealthy'], plugin['ControllersExpected']) == (1, 1)
     assert (plugin['NodesHealthy'], plugin['NodesExpected']) == (1, 1)
 
 
-def test_volume_has_the_declared_capabilities():
-    volume = api('/v1/volume/csi/demo')
+def test_volume_has_the_declared_capabilities(nomad_api):
+    volume = nomad_api('/v1/volume/csi/demo?namespace=demo')
     assert volume['PluginID'] == 'zfs' and volume['Schedulable'] is True
     assert volume['RequestedCapabilities'] == [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'}]
     assert volume['Capacity'] == 1024**3
 
 
 @pytest.mark.parametrize('job', ['zfs-controller', 'zfs-node'])
-def test_secret_is_the_jobs_own_nomad_variable(job):
-    variable = api('/v1/var/nomad/jobs/' + job)
+def test_secret_is_the_jobs_own_nomad_variable(nomad_api, job):
+    variable = nomad_api('/v1/var/nomad/jobs/' + job)
     assert variable['Items'] == {'ssh_private_key': KEY.read_text().rstrip('\n')}
 
 
 @pytest.mark.parametrize('job', ['zfs-controller', 'zfs-node'])
-def test_secret_is_absent_from_every_job_version(job):
+def test_secret_is_absent_from_every_job_version(nomad_api, job):
     secret_line = KEY.read_text().splitlines()[1]  # a line of the key's base64 body
-    versions = api('/v1/job/%s/versions' % job)['Versions']
+    versions = nomad_api('/v1/job/%s/versions' % job)['Versions']
     assert versions
     for version in versions:
         assert secret_line not in json.dumps(version)
@@ -73,3 +67,13 @@ def test_the_plugin_runs_from_source_in_the_vm(zfsvm):
     procs = zfsvm.check_output('ps -eo args')
     assert '/opt/nzc/bin/node /opt/nzc/democratic-csi/bin/democratic-csi' in procs
     assert '--csi-mode=controller' in procs and '--csi-mode=node' in procs
+
+
+def test_tenant_demo_reaches_its_own_volume_and_nothing_in_the_plugins_namespace(nomad_api):
+    """site.yml's nomad_access play made the token; the volume is in the tenant's namespace."""
+    submitter = nomad_api('/v1/var/nomad-access/tokens/demo-submitter')['Items']['secret']
+    assert nomad_api('/v1/volume/csi/demo?namespace=demo', token=submitter)['Namespace'] == 'demo'
+    for path in ('/v1/jobs?namespace=default', '/v1/var/nomad/jobs/zfs-controller'):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            nomad_api(path, token=submitter)
+        assert refused.value.code == 403, path

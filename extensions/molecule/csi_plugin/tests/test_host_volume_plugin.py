@@ -2,12 +2,10 @@
 
 import json
 import os
-import urllib.request
 
 import pytest
 import testinfra
 
-NOMAD = 'http://127.0.0.1:4646'
 PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
 
 
@@ -35,11 +33,9 @@ def test_the_plugin_refuses_a_name_outside_one_dataset_component_and_runs_no_zfs
     assert run.rc == 1 and "volume name '../../etc' cannot name a dataset" in json.loads(run.stdout)['error']
 
 
-def test_the_node_reports_the_plugin():
-    with urllib.request.urlopen(NOMAD + '/v1/nodes', timeout=10) as resp:
-        [node] = json.loads(resp.read())
-    with urllib.request.urlopen(NOMAD + '/v1/node/' + node['ID'], timeout=10) as resp:
-        attributes = json.loads(resp.read())['Attributes']
+def test_the_node_reports_the_plugin(nomad_api):
+    [node] = nomad_api('/v1/nodes')
+    attributes = nomad_api('/v1/node/' + node['ID'])['Attributes']
     assert attributes['plugins.host_volume.zfs-dataset.version'] == '0.1.0'
 
 
