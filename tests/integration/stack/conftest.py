@@ -139,14 +139,15 @@ class Stack(object):
 
 
 def remove_test_datasets(vm):
-    """The tests' volumes (t-*) left by an earlier run: Nomad forgets volumes when its dev agent stops,
+    """The tests' volumes (t-*, demo-hv) left by an earlier run: Nomad forgets volumes when its dev agent stops,
     ZFS keeps them. Clones first, so their origins can go without -R."""
     listed = []
     for parent in (PARENT, HOST_VOLUMES) + LOCAL_PARENTS:  # none exists on a freshly booted VM
         listed += vm.zfs(
             'list', '-H', '-r', '-t', 'filesystem,volume', '-o', 'name,origin', parent, check=False
         ).stdout.splitlines()
-    ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0]]
+    # And demo-hv, which test_tenant_access.py makes because tenant demo may mount only that host volume.
+    ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0] or line.endswith('/demo/demo-hv\t-')]
     # A test namespace's dataset (tank/nomad/volumes/t-ns) takes its volumes with it.
     ours = [pair for pair in ours if not any(pair[0].startswith(other[0] + '/') for other in ours)]
     for name, _origin in sorted(ours, key=lambda pair: pair[1] == '-'):
