@@ -30,6 +30,11 @@ def secrets(acl):
     return found
 
 
+def state(acl):
+    """Namespaces, policies and tokens: any write of the role shows here."""
+    return [acl.api('GET', path) for path in ('/v1/namespaces', '/v1/acl/policies', '/v1/acl/tokens')]
+
+
 def test_a_second_run_changes_nothing(acl, secrets):
     again = acl.playbook(PLAY)
     assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]
@@ -67,14 +72,68 @@ def test_a_policy_file_with_an_unknown_key_stops_the_role_before_anything_change
         nomad_access_operator_name='nzc-c-operator',
         nomad_access_policies=[{'name': 'nzc-auditor', 'file': str(tmp_path / 'auditor.hcl')}],
     )
-    before = [acl.api('GET', path) for path in ('/v1/namespaces', '/v1/acl/policies', '/v1/acl/tokens')]
+    before = state(acl)
     failed = acl.playbook(text)
     assert failed.returncode != 0
     assert 'unknown key \'capabilites\' in namespace \\"nzc-c\\"' in failed.stdout, failed.stdout[-3000:]
-    assert [acl.api('GET', path) for path in ('/v1/namespaces', '/v1/acl/policies', '/v1/acl/tokens')] == before
+    assert state(acl) == before
 
     (tmp_path / 'auditor.hcl').write_text('namespace "nzc-c" {\n  capabilities = ["read-job"]\n}\n')
     fixed = acl.playbook(text)
     assert fixed.returncode == 0, fixed.stdout[-3000:]
     # The file lookup drops the last newline.
     assert acl.api('GET', '/v1/acl/policy/nzc-auditor')['Rules'] == (tmp_path / 'auditor.hcl').read_text().rstrip()
+
+
+def test_a_tenant_in_the_plugins_namespace_is_refused_before_anything_changes(acl):
+    before = state(acl)
+    failed = acl.playbook(access_play([{'name': 'nzc-f'}, {'name': 'default'}]))
+    assert failed.returncode != 0
+    assert "has a tenant named default, the plugin's namespace" in failed.stdout, failed.stdout[-3000:]
+    assert state(acl) == before
+
+
+def host_volume_job(source):
+    """A job of tenant nzc-e that mounts a host volume; Nomad checks the mount when the job is registered."""
+    group = {
+        'Name': 'g',
+        'Volumes': {'data': {'Name': 'data', 'Type': 'host', 'Source': source}},
+        'Tasks': [{'Name': 't', 'Driver': 'raw_exec', 'Config': {'command': '/bin/true'}}],
+    }
+    job = {'ID': 't-hv', 'Namespace': 'nzc-e', 'Type': 'batch', 'Datacenters': ['*'], 'TaskGroups': [group]}
+    return {'Job': job}
+
+
+def host_volume(namespace):
+    caps = [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'}]
+    return {'Volume': {'Name': 'e-x', 'Namespace': namespace, 'PluginID': 'zfs-dataset', 'RequestedCapabilities': caps}}
+
+
+def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
+    play = access_play(
+        [{'name': 'nzc-e', 'host_volumes': ['e-*']}],
+        nomad_access_operator_name='nzc-e-operator',
+        nomad_access_host_volume_operator_name='nzc-e-hv-operator',
+    )
+    ran = acl.playbook(play)
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    hv, submitter = (
+        acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
+        for name in ('nzc-e-hv-operator', 'nzc-e-submitter')
+    )
+    # The host_volume_plugin role's checks, and host volumes in the tenant's namespace only.
+    assert acl.api('GET', '/v1/agent/self', token=hv)['config']['ACL']['Enabled'] is True
+    assert len(acl.api('GET', '/v1/nodes', token=hv)) == 1
+    assert acl.api('GET', '/v1/volumes?type=host&namespace=nzc-e', token=hv) == []
+    # Nomad passes its ACL check for a create in nzc-e and stops at placement: no node has the plugin.
+    allowed = acl.api('PUT', '/v1/volume/host/create', host_volume('nzc-e'), token=hv)
+    assert allowed[0] != 403 and 'could not place volume' in allowed[1], allowed
+    assert acl.api('PUT', '/v1/volume/host/create', host_volume('default'), token=hv)[0] == 403
+    assert acl.api('GET', '/v1/jobs?namespace=nzc-e', token=hv)[0] == 403
+    # The tenant's job may mount a host volume its policy names, and no other.
+    assert 'EvalID' in acl.api('PUT', '/v1/jobs', host_volume_job('e-data'), token=submitter)
+    refused = acl.api('PUT', '/v1/jobs', host_volume_job('other-data'), token=submitter)
+    assert refused[0] == 403, refused
+    acl.api('DELETE', '/v1/job/t-hv?namespace=nzc-e&purge=true')
+    again = acl.playbook(play)
+    assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]
