@@ -1,0 +1,179 @@
+"""`sticky = true` keeps a rescheduled allocation on its dynamic host volume, and its data with it.
+
+Sticky only means something where two nodes hold a volume of the same name. So the test joins a second,
+client-only agent (its own ports, data dir and cgroup parent) in the VM to the stack's server, and gives it a
+registered volume `t-sticky` (a plain directory) beside the one the zfs-dataset plugin makes on the stack's
+node. Then, with the first allocation's node made ineligible and the allocation stopped, a job without sticky
+moves to the other node's volume, and a sticky one waits for its own and finds its file there.
+"""
+
+import json
+import time
+
+import pytest
+
+UNIT = 'nzc-nomad-b'
+DATA_DIR = '/var/lib/nzc-nomad-b'
+OTHER_PATH = '/srv/nzc-t-sticky'
+CONFIG = (
+    """
+name      = "nzc-b"
+data_dir  = "%s"
+bind_addr = "127.0.0.1"
+ports {
+  http = 5656
+}
+acl {
+  enabled = true
+}
+client {
+  enabled       = true
+  servers       = ["127.0.0.1:4647"]
+  cgroup_parent = "nzc-b.slice"
+  options = {
+    "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
+  }
+}
+"""
+    % DATA_DIR
+)
+CAPABILITY = {'access_mode': 'single-node-writer', 'attachment_mode': 'file-system'}
+# The first allocation leaves its ID in the volume; a later one prints what it finds there.
+SCRIPT = 'test -f /data/first || echo "$NOMAD_ALLOC_ID" > /data/first; cat /data/first; sleep 3600'
+
+
+def job(sticky):
+    group = {
+        'Name': 'g',
+        'Count': 1,
+        'Volumes': {
+            'data': {
+                'Name': 'data',
+                'Type': 'host',
+                'Source': 't-sticky',
+                'Sticky': sticky,
+                'AccessMode': 'single-node-writer',
+                'AttachmentMode': 'file-system',
+            }
+        },
+        'ReschedulePolicy': {'Attempts': 0, 'Unlimited': False},
+        'Tasks': [
+            {
+                'Name': 't',
+                'Driver': 'exec',
+                'Config': {'command': '/bin/sh', 'args': ['-c', SCRIPT]},
+                'VolumeMounts': [{'Volume': 'data', 'Destination': '/data'}],
+                'Resources': {'CPU': 50, 'MemoryMB': 64},
+            }
+        ],
+    }
+    return {'Job': {'ID': 't-sticky', 'Type': 'service', 'Datacenters': ['*'], 'TaskGroups': [group]}}
+
+
+def wait(what, found, timeout=180):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(2)
+    pytest.fail('%s: not within %ss' % (what, timeout))
+
+
+def tolerant(call, *args):
+    """Clean-up goes on past a call that fails, so that the rest still runs."""
+    try:
+        call(*args)
+    except AssertionError:
+        pass
+
+
+@pytest.fixture
+def two_nodes(stack):
+    """The stack's node and node nzc-b, each with a host volume t-sticky: a zfs-dataset one and a registered one.
+
+    Both through nomad_host_volume, which tells same-named volumes apart by node_id. Yields node ID to volume ID.
+    """
+    vm = stack.vm
+    [stack_node] = stack.get('/v1/nodes')
+    vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % CONFIG)
+    vm.sh('mkdir -p %s; systemctl reset-failed %s 2>/dev/null; rm -rf %s' % (OTHER_PATH, UNIT, DATA_DIR), check=False)
+    vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
+    specs = {}
+    try:
+        [other] = wait(
+            'node nzc-b ready',
+            lambda: [n for n in stack.get('/v1/nodes') if n['Name'] == 'nzc-b' and n['Status'] == 'ready'],
+        )
+        specs[stack_node['ID']] = {'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'}
+        specs[other['ID']] = {'mode': 'register', 'host_path': OTHER_PATH, 'capabilities': [CAPABILITY]}
+        volumes = {}
+        for node_id, spec in specs.items():
+            made = stack.module('nomad_host_volume', dict(spec, name='t-sticky', node_id=node_id))
+            assert made['rc'] == 0, made
+            volumes[node_id] = made['volume']['id']
+        yield volumes
+    finally:
+        tolerant(stack.api, 'DELETE', '/v1/job/t-sticky?purge=true')
+        for node_id in specs:
+            eligible = {'NodeID': node_id, 'Eligibility': 'eligible'}
+            tolerant(stack.api, 'POST', '/v1/node/%s/eligibility' % node_id, eligible)
+            stack.module('nomad_host_volume', {'name': 't-sticky', 'node_id': node_id, 'state': 'deleted'})
+        vm.sh('systemctl stop %s' % UNIT, check=False)
+        vm.sh(
+            "awk -v d=%s/ 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l; "
+            'rm -rf %s %s /etc/nzc/nomad-b.hcl' % (DATA_DIR, DATA_DIR, OTHER_PATH),
+            check=False,
+        )
+        for node in stack.get('/v1/nodes'):
+            if node['Name'] == 'nzc-b':
+                tolerant(stack.api, 'POST', '/v1/node/%s/purge' % node['ID'])
+
+
+def running(stack, exclude=()):
+    allocs = stack.get('/v1/job/t-sticky/allocations')
+    live = [a for a in allocs if a['ClientStatus'] == 'running' and a['ID'] not in exclude]
+    return live[0] if live else None
+
+
+def first_line(stack, alloc):
+    """What the allocation's task printed: the ID of the allocation that first wrote to the volume."""
+
+    def printed():
+        out = stack.nomad('alloc', 'logs', alloc['ID'], 't', check=False).stdout.strip()
+        return out.splitlines()[0] if out else None
+
+    return wait('the task output of %s' % alloc['ID'], printed, timeout=60)
+
+
+def move(stack, alloc):
+    """Make the allocation's node ineligible and stop the allocation, so that Nomad places a replacement."""
+    node = alloc['NodeID']
+    stack.api('POST', '/v1/node/%s/eligibility' % node, {'NodeID': node, 'Eligibility': 'ineligible'})
+    stack.api('POST', '/v1/allocation/%s/stop' % alloc['ID'])
+
+
+@pytest.mark.parametrize('sticky', [False, True], ids=['without-sticky', 'sticky'])
+def test_a_replacement_keeps_to_its_volume_only_when_sticky(stack, two_nodes, sticky):
+    stack.api('PUT', '/v1/jobs', job(sticky))
+    first = wait('a running allocation', lambda: running(stack))
+    assert first_line(stack, first) == first['ID']
+    [other_node] = [node for node in two_nodes if node != first['NodeID']]
+    move(stack, first)
+    if not sticky:
+        # The same-named volume on the other node will do: the replacement runs there, without the file.
+        moved = wait('a replacement on the other node', lambda: running(stack, exclude=[first['ID']]))
+        assert moved['NodeID'] == other_node
+        assert first_line(stack, moved) == moved['ID']
+        return
+    # Sticky: the replacement waits for the first volume rather than take the other one.
+    time.sleep(20)
+    assert running(stack, exclude=[first['ID']]) is None
+    failed = [e['FailedTGAllocs']['g'] for e in stack.get('/v1/job/t-sticky/evaluations') if e.get('FailedTGAllocs')]
+    assert failed and failed[-1]['ConstraintFiltered'], json.dumps(failed)[:2000]
+    node = first['NodeID']
+    stack.api('POST', '/v1/node/%s/eligibility' % node, {'NodeID': node, 'Eligibility': 'eligible'})
+    back = wait('the replacement on its own volume', lambda: running(stack, exclude=[first['ID']]))
+    assert back['NodeID'] == first['NodeID']
+    assert first_line(stack, back) == first['ID']  # the data followed
+    assert back['HostVolumeIDs'] == [two_nodes[node]]
