@@ -22,6 +22,13 @@ data_dir  = "%s"
 bind_addr = "127.0.0.1"
 ports {
   http = 5656
+  rpc  = 5657
+  serf = 5658
+}
+advertise {
+  http = "127.0.0.1:5656"
+  rpc  = "127.0.0.1:5657"
+  serf = "127.0.0.1:5658"
 }
 acl {
   enabled = true
@@ -80,6 +87,15 @@ def wait(what, found, timeout=180):
     pytest.fail('%s: not within %ss' % (what, timeout))
 
 
+def node_b_ready(stack):
+    """Node nzc-b once ready; fails at once, with the agent's log, if the agent exited."""
+    if stack.vm.sh('systemctl is-active -q %s' % UNIT, check=False).returncode != 0:
+        pytest.fail(
+            'the agent of node nzc-b exited:\n' + stack.vm.sh('journalctl -u %s --no-pager | tail -20' % UNIT).stdout
+        )
+    return [n for n in stack.get('/v1/nodes') if n['Name'] == 'nzc-b' and n['Status'] == 'ready']
+
+
 def tolerant(call, *args):
     """Clean-up goes on past a call that fails, so that the rest still runs."""
     try:
@@ -101,10 +117,7 @@ def two_nodes(stack):
     vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
     specs = {}
     try:
-        [other] = wait(
-            'node nzc-b ready',
-            lambda: [n for n in stack.get('/v1/nodes') if n['Name'] == 'nzc-b' and n['Status'] == 'ready'],
-        )
+        [other] = wait('node nzc-b ready', lambda: node_b_ready(stack))
         specs[stack_node['ID']] = {'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'}
         specs[other['ID']] = {'mode': 'register', 'host_path': OTHER_PATH, 'capabilities': [CAPABILITY]}
         volumes = {}
