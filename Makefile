@@ -36,7 +36,7 @@ pack:
 
 # ZFSVM_KEEP leaves the VM up for the Molecule scenario; `make vm-stop` stops it.
 integration:
-	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider tests/integration
+	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=25 tests/integration
 
 ## Runs after integration, which leaves the VM up for the scenario to reuse; its destroy stops it.
 molecule:
