@@ -3,6 +3,7 @@
 import functools
 import json
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -13,6 +14,7 @@ from zfsvm_client import BIN, CACHE, REPO, ansible_env, management_token, run_lo
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
+CSI_PLUGIN_ONLY = REPO / 'tests' / 'integration' / 'stack' / 'csi_plugin_only.yml'
 CACHE_BIN = CACHE / 'bin'
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 # zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
@@ -91,6 +93,28 @@ class Stack(object):
             timeout=1800,
             check=False,
         )
+
+    def csi_plugin_role(self, extra):
+        """The csi_plugin role alone (csi_plugin_only.yml) with the local inventory and these extra vars, given in
+        a file so that no token is in any process's argv."""
+        with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
+            json.dump(extra, extra_file)
+            extra_file.flush()
+            argv = [
+                str(BIN / 'ansible-playbook'),
+                '-v',
+                '-i',
+                str(REPO / 'inventories' / 'local'),
+                str(CSI_PLUGIN_ONLY),
+            ]
+            return subprocess.run(
+                argv + ['-e', '@' + extra_file.name],
+                env=self.base_env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+                check=False,
+            )
 
     def module(self, name, args, check=False, diff=False, extra_env=None):
         """One collection module on this host against the stack's Nomad; its result, with the exit code in 'rc'."""

@@ -8,19 +8,15 @@ VM's csi user over the forwarded SSH port (as csi-sanity's controller suite does
 stack's parent; it mounts nothing, which is why it can run on this host.
 """
 
-import json
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from acl_agent import PLUGIN_READ, AclAgent, access_play, namespace_caps
-from conftest import PARENT, REPO
+from conftest import PARENT
 from nomad_agent import CACHE, start_agent
-from zfsvm_client import BIN
 
-PLAY = Path(__file__).parent / 'csi_plugin_only.yml'
 SOURCE = 'democratic-csi/v1.9.4-f80d2daf097e'  # scripts/setup.sh's install of the vendored tarball
 NS = 'default'
 
@@ -104,18 +100,7 @@ def deploy(acl, stack, token):
         'csi_plugin_pack_vars': pack_vars,
         'csi_plugin_volumes': [],
     }
-    with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
-        json.dump(extra, extra_file)  # a file, so the token is not in any process's argv
-        extra_file.flush()
-        argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(PLAY)]
-        return subprocess.run(
-            argv + ['-e', '@' + extra_file.name],
-            env=stack.env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+    return stack.csi_plugin_role(extra)
 
 
 @pytest.fixture(scope='module')

@@ -1,15 +1,8 @@
 """The csi_plugin role's csi_plugin_volumes and csi_plugin_snapshots: every option of nomad_csi_volume and
 nomad_csi_snapshot, and nothing else."""
 
-import json
-import subprocess
-import tempfile
-from pathlib import Path
+from conftest import PARENT
 
-from conftest import PARENT, REPO
-from zfsvm_client import BIN
-
-PLAY = Path(__file__).parent / 'csi_plugin_only.yml'
 DEMO = {'id': 'demo', 'namespace': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}  # the inventory's
 
 
@@ -20,18 +13,7 @@ def role(stack, volumes, snapshots=()):
         'csi_plugin_snapshots': list(snapshots),
         'csi_plugin_nomad_token': stack.secret('csi-operator'),
     }
-    with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
-        json.dump(extra, extra_file)  # a file, so the token is not in any process's argv
-        extra_file.flush()
-        argv = [str(BIN / 'ansible-playbook'), '-v', '-i', str(REPO / 'inventories' / 'local'), str(PLAY)]
-        return subprocess.run(
-            argv + ['-e', '@' + extra_file.name],
-            env=stack.base_env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+    return stack.csi_plugin_role(extra)
 
 
 def volumes(stack):
