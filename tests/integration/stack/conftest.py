@@ -65,7 +65,7 @@ class Stack(object):
     def nomad(self, *argv, check=True, token=None, namespace='default'):
         proc = subprocess.run(
             [str(CACHE_BIN / 'nomad')] + list(argv),
-            env=dict(self.env, NOMAD_TOKEN=token or self.management, NOMAD_NAMESPACE=namespace),
+            env=dict(self.base_env, NOMAD_TOKEN=token or self.management, NOMAD_NAMESPACE=namespace),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
