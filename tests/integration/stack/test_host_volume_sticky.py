@@ -7,6 +7,7 @@ node. Then, with the first allocation's node made ineligible and the allocation 
 moves to the other node's volume, and a sticky one waits for its own and finds its file there.
 """
 
+import functools
 import json
 import time
 
@@ -221,7 +222,7 @@ def evaluated(stack, eval_id):
 @pytest.mark.parametrize('sticky', [False, True], ids=['without-sticky', 'sticky'])
 def test_a_replacement_keeps_to_its_volume_only_when_sticky(stack, two_nodes, sticky_job, sticky):
     stack.api('PUT', '/v1/jobs', job(sticky))
-    explain = lambda: scheduling(stack)  # noqa: E731
+    explain = functools.partial(scheduling, stack)
     first = wait('a running allocation', lambda: running(stack), explain=explain)
     assert first_line(stack, first) == first['ID']
     [other_node] = [node for node in two_nodes if node != first['NodeID']]
