@@ -102,8 +102,8 @@ def scheduling(stack):
                                'FailedTGAllocs', 'CreateIndex')}
         for e in stack.get('/v1/job/t-sticky/evaluations')
     ]  # fmt: skip
-    deployment = (stack.get('/v1/job/t-sticky/deployment') or {}).get('Status')
-    return json.dumps({'nodes': nodes, 'allocations': allocs, 'evaluations': evals, 'deployment': deployment}, indent=1)
+    summary = {'nodes': nodes, 'allocations': allocs, 'evaluations': evals, 'deployment': deployment_status(stack)}
+    return json.dumps(summary, indent=1)
 
 
 def node_b_ready(stack):
@@ -173,8 +173,15 @@ def sticky_job(stack, two_nodes):
     tolerant(wait, 'the job stopped', lambda: all_stopped(stack), 120)  # a mounted volume is busy
     tolerant(stack.api, 'DELETE', '/v1/job/t-sticky?purge=true')
     for node_id in two_nodes:
-        eligible = {'NodeID': node_id, 'Eligibility': 'eligible'}
-        tolerant(stack.api, 'POST', '/v1/node/%s/eligibility' % node_id, eligible)
+        tolerant(set_eligibility, stack, node_id, 'eligible')
+
+
+def set_eligibility(stack, node_id, eligibility):
+    stack.api('POST', '/v1/node/%s/eligibility' % node_id, {'NodeID': node_id, 'Eligibility': eligibility})
+
+
+def deployment_status(stack):
+    return (stack.get('/v1/job/t-sticky/deployment') or {}).get('Status')
 
 
 def claims(stack):
@@ -201,16 +208,11 @@ def first_line(stack, alloc):
     return wait('the task output of %s' % alloc['ID'], printed, timeout=60)
 
 
-def deployed(stack):
-    return (stack.get('/v1/job/t-sticky/deployment') or {}).get('Status') == 'successful'
-
-
 def move(stack, alloc):
     """Make the allocation's node ineligible and stop the allocation, so that Nomad places a replacement.
 
     Returns the evaluation that the stop created."""
-    node = alloc['NodeID']
-    stack.api('POST', '/v1/node/%s/eligibility' % node, {'NodeID': node, 'Eligibility': 'ineligible'})
+    set_eligibility(stack, alloc['NodeID'], 'ineligible')
     return stack.api('POST', '/v1/allocation/%s/stop' % alloc['ID'])['EvalID']
 
 
@@ -230,7 +232,7 @@ def test_a_replacement_keeps_to_its_volume_only_when_sticky(stack, two_nodes, st
     assert claims(stack) == ([two_nodes[first['NodeID']]] if sticky else [])
     # Moved while its deployment runs, the allocation can lose its replacement: the deployment's own evaluation
     # then completes without a failed placement, and Nomad drops the blocked one (seen in CI, stop 21).
-    wait('the deployment successful', lambda: deployed(stack), explain=explain)
+    wait('the deployment successful', lambda: deployment_status(stack) == 'successful', explain=explain)
     stopped = move(stack, first)
     if not sticky:
         # The same-named volume on the other node will do: the replacement runs there, without the file.
@@ -247,9 +249,9 @@ def test_a_replacement_keeps_to_its_volume_only_when_sticky(stack, two_nodes, st
     assert evaluation['BlockedEval'], json.dumps(evaluation)
     # Only the claimed node may take it. Were both eligible, Nomad v1.11.3 could still pick the other one: its host
     # volume check drops the claim once the claimed node passed, so a node checked after it passes too (3 of 5
-    # runs placed it there, with no node filtered; the README's known limits).
-    for node, eligibility in ((other_node, 'ineligible'), (first['NodeID'], 'eligible')):
-        stack.api('POST', '/v1/node/%s/eligibility' % node, {'NodeID': node, 'Eligibility': eligibility})
+    # runs placed it there, with no node filtered; roles/host_volume_plugin/README.md, Limits).
+    set_eligibility(stack, other_node, 'ineligible')
+    set_eligibility(stack, first['NodeID'], 'eligible')
     back = wait('the replacement on its own volume', lambda: running(stack, exclude=[first['ID']]), explain=explain)
     assert back['NodeID'] == first['NodeID'], json.dumps(stack.get('/v1/allocation/%s' % back['ID'])['Metrics'])
     assert first_line(stack, back) == first['ID']  # the data followed
