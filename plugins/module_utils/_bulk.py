@@ -33,14 +33,17 @@ def read_json(path, what):
         raise PlanError('spec_file %s: %s; give the %s JSON that the zfs_csi pack renders.' % (path, e, what))
 
 
-def validated_items(raw, options, key, before_validation=None):
+def validated_items(raw, options, key, no_log_values):
     """[(label, item)] each checked against options, as the one-volume form's argument spec would; the first bad item
-    or a key given twice raises PlanError naming it."""
+    or a key given twice raises PlanError naming it.
+
+    The values of the items' no_log options join no_log_values (the module's, which Ansible masks in every result)
+    before anything can show them, in an error or in the result, also for items that came from a file.
+    """
     validator, seen, out = ArgumentSpecValidator(options), set(), []
     for label, item in raw:
-        if before_validation:
-            before_validation(item)
         validated = validator.validate(item)
+        no_log_values.update(validated._no_log_values)
         if validated.error_messages:
             raise PlanError(label + ' '.join(validated.error_messages))
         item = validated.validated_parameters

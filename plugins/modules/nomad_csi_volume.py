@@ -45,11 +45,104 @@ options:
     type: str
   volumes:
     description:
-      - Many volumes, each a dictionary of this module's options for one volume (O(id), O(name), O(plugin_id),
-        O(mode), ..., O(state), O(force)), which is then required to have O(id). O(plugin_id) is the default for items
-        that do not give one; the other options for one volume cannot be given beside O(volumes).
+      - Many volumes, each a dictionary of this module's options for one volume, which is then required to have
+        O(volumes[].id). O(plugin_id) is the default for items that do not give one; the other options for one
+        volume cannot be given beside O(volumes).
+      - Each item's O(volumes[].secrets) are no_log, as O(secrets) is.
     type: list
     elements: dict
+    suboptions:
+      id:
+        description: As O(id).
+        type: str
+        required: true
+      name:
+        description: As O(name).
+        type: str
+      plugin_id:
+        description: As O(plugin_id); defaults to the task's O(plugin_id).
+        type: str
+      mode:
+        description: As O(mode).
+        type: str
+        choices: [create, register]
+        default: create
+      external_id:
+        description: As O(external_id).
+        type: str
+      capacity_min:
+        description: As O(capacity_min).
+        type: str
+      capacity_max:
+        description: As O(capacity_max).
+        type: str
+      snapshot_id:
+        description: As O(snapshot_id).
+        type: str
+      clone_id:
+        description: As O(clone_id).
+        type: str
+      capabilities:
+        description: As O(capabilities).
+        type: list
+        elements: dict
+        default: [{access_mode: single-node-writer, attachment_mode: file-system}]
+        suboptions:
+          access_mode:
+            description: CSI access mode.
+            type: str
+            required: true
+            choices: [single-node-reader-only, single-node-writer, multi-node-reader-only,
+                      multi-node-single-writer, multi-node-multi-writer]
+          attachment_mode:
+            description: CSI attachment mode.
+            type: str
+            required: true
+            choices: [file-system, block-device]
+      topology:
+        description: As O(topology).
+        type: dict
+        suboptions:
+          required:
+            description: As O(topology.required).
+            type: list
+            elements: dict
+            default: []
+          preferred:
+            description: As O(topology.preferred).
+            type: list
+            elements: dict
+            default: []
+      fs_type:
+        description: As O(fs_type).
+        type: str
+        default: ""
+      mount_flags:
+        description: As O(mount_flags).
+        type: list
+        elements: str
+        default: []
+      parameters:
+        description: As O(parameters).
+        type: dict
+        default: {}
+      context:
+        description: As O(context).
+        type: dict
+        default: {}
+      secrets:
+        description: As O(secrets); never logged.
+        type: dict
+        default: {}
+      state:
+        description: As O(state).
+        type: str
+        choices: [present, absent, deleted]
+        default: present
+      force:
+        description: As O(force).
+        type: bool
+        default: false
   spec_file:
     description:
       - A JSON file of volumes, converged like O(volumes). Either the C(volumes.json) that C(nomad-pack render)
@@ -424,20 +517,10 @@ def bulk_items(module):
     else:
         raw = read_spec_file(p['spec_file'], p['namespace'])
     checked = []
-    for label, item in validated_items(raw, VOLUME_OPTIONS, 'id', lambda item: hide_secrets(module, item)):
+    for label, item in validated_items(raw, VOLUME_OPTIONS, 'id', module.no_log_values):
         item.update(plugin_id=item['plugin_id'] or p['plugin_id'], namespace=p['namespace'])
         checked.append((item, check_volume(item, label)))
     return checked
-
-
-def hide_secrets(module, item):
-    """An item's secrets join the values Ansible masks in every result, as the single form's no_log secrets do.
-
-    The items are validated here, not by the argument spec, so the documentation lists their options once.
-    """
-    secrets = item.get('secrets') if isinstance(item, dict) else None
-    if isinstance(secrets, dict):
-        module.no_log_values.update(str(v) for v in secrets.values() if v not in (None, ''))
 
 
 def read_spec_file(path, namespace):
@@ -525,7 +608,8 @@ def main():
     module = NomadModule(
         argument_spec=dict(
             single,
-            volumes=dict(type='list', elements='dict'),
+            # options=, so that AnsibleModule knows the items' secrets are no_log before it logs its invocation.
+            volumes=dict(type='list', elements='dict', options=VOLUME_OPTIONS),
             spec_file=dict(type='path'),
             timeout=dict(type='int', default=CSI_CALL_TIMEOUT),
         ),

@@ -39,13 +39,70 @@ options:
     type: str
   volumes:
     description:
-      - Many volumes, each a dictionary of this module's options for one volume (O(name), O(mode), O(plugin_id), ...,
-        O(state), O(force)), which is then required to have O(name). The options for one volume cannot be given
-        beside O(volumes).
+      - Many volumes, each a dictionary of this module's options for one volume, which is then required to have
+        O(volumes[].name). The options for one volume cannot be given beside O(volumes).
       - Every item is checked before Nomad is called, so a bad item changes nothing. Nomad is asked for its list of
         host volumes once; each listed volume that is to stay is read, and only what differs is written.
     type: list
     elements: dict
+    suboptions:
+      name:
+        description: As O(name).
+        type: str
+        required: true
+      mode:
+        description: As O(mode).
+        type: str
+        choices: [create, register]
+        default: create
+      plugin_id:
+        description: As O(plugin_id).
+        type: str
+        default: zfs-dataset
+      host_path:
+        description: As O(host_path).
+        type: str
+      node_id:
+        description: As O(node_id).
+        type: str
+      node_pool:
+        description: As O(node_pool).
+        type: str
+      capacity_min:
+        description: As O(capacity_min).
+        type: str
+      capacity_max:
+        description: As O(capacity_max).
+        type: str
+      capabilities:
+        description: As O(capabilities).
+        type: list
+        elements: dict
+        default: [{access_mode: single-node-writer, attachment_mode: file-system}]
+        suboptions:
+          access_mode:
+            description: Access mode.
+            type: str
+            required: true
+            choices: [single-node-reader-only, single-node-writer, single-node-single-writer, single-node-multi-writer]
+          attachment_mode:
+            description: Attachment mode.
+            type: str
+            required: true
+            choices: [file-system, block-device]
+      parameters:
+        description: As O(parameters).
+        type: dict
+        default: {}
+      state:
+        description: As O(state).
+        type: str
+        choices: [present, deleted]
+        default: present
+      force:
+        description: As O(force).
+        type: bool
+        default: false
   spec_file:
     description:
       - A JSON file of volumes, converged like O(volumes), as the zfs_csi pack's C(host_volumes.json) holds them (an
@@ -282,8 +339,9 @@ def converge(module):
     return result
 
 
-def bulk_items(p):
+def bulk_items(module):
     """Every item of volumes or spec_file with its capacities, all checked before Nomad is called."""
+    p = module.params
     refuse_single_options(p, VOLUME_OPTIONS, 'name')
     if p['volumes'] is not None:
         raw = [('volumes[%d].' % i, item) for i, item in enumerate(p['volumes'])]
@@ -301,7 +359,7 @@ def bulk_items(p):
             for i, item in enumerate(doc['volumes'])
         ]
     checked = []
-    for label, item in validated_items(raw, VOLUME_OPTIONS, 'name'):
+    for label, item in validated_items(raw, VOLUME_OPTIONS, 'name', module.no_log_values):
         item.update(namespace=p['namespace'], timeout=p['timeout'])
         try:
             checked.append((item, check_input(item)))
@@ -312,7 +370,7 @@ def bulk_items(p):
 
 def converge_many(module):
     """Many volumes: one list call, a read of each listed volume that is to stay, then the writes."""
-    items = bulk_items(module.params)
+    items = bulk_items(module)
     listed = module.client.get('volumes', params={'type': 'host'})
     entries = []
     for item, capacity in items:
@@ -359,7 +417,7 @@ def main():
         argument_spec=dict(
             VOLUME_OPTIONS,
             name=dict(type='str'),
-            volumes=dict(type='list', elements='dict'),
+            volumes=dict(type='list', elements='dict', options=VOLUME_OPTIONS),
             spec_file=dict(type='path'),
             timeout=dict(type='int', default=CSI_CALL_TIMEOUT),
         ),
