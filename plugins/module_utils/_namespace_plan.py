@@ -10,18 +10,20 @@ __metaclass__ = type
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan
 
+# Nomad's own bookkeeping in a read, which a write does not carry.
+READ_ONLY = ('CreateIndex', 'ModifyIndex', 'Hash')
 
-def requested(p):
-    """The API body for namespace p['name']."""
-    body = {
-        'Name': p['name'],
-        'Description': p['description'],
-        'Meta': p['meta'],
-        'Capabilities': {
-            'EnabledTaskDrivers': p['enabled_task_drivers'],
-            'DisabledTaskDrivers': p['disabled_task_drivers'],
-        },
-    }
+
+def requested(p, current=None):
+    """The API body for namespace p['name']: current (Nomad's read, or None) with the fields the module owns set.
+
+    Nomad stores a namespace as it is sent, so what the module does not manage (network modes, Vault and Consul
+    defaults, a quota, node pools when node_pool_config is left out) is carried over, or the write would drop it.
+    """
+    body = dict((k, v) for k, v in (current or {}).items() if k not in READ_ONLY)
+    capabilities = dict(body.get('Capabilities') or {})
+    capabilities.update(EnabledTaskDrivers=p['enabled_task_drivers'], DisabledTaskDrivers=p['disabled_task_drivers'])
+    body.update(Name=p['name'], Description=p['description'], Meta=p['meta'], Capabilities=capabilities)
     pools = p.get('node_pool_config')
     if pools is not None:
         body['NodePoolConfiguration'] = {
@@ -61,7 +63,7 @@ def plan_namespace(p, current):
             before='namespace %s: %s\n' % (p['name'], 'present' if current else 'absent'),
             after='namespace %s: absent\n' % p['name'],
         )
-    want = requested(p)
+    want = requested(p, current)
     with_pools = p.get('node_pool_config') is not None
     desired = comparable(want, with_pools)
     have = comparable(current, with_pools) if current else {}

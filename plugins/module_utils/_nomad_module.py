@@ -12,10 +12,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
 import os
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils import _csi_retry
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import (
     HAS_NOMAD,
     NOMAD_IMPORT_ERROR,
@@ -23,6 +25,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import
     NomadError,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 
 # Default timeout of the modules whose calls wait on a CSI plugin creating, snapshotting or destroying storage.
 CSI_CALL_TIMEOUT = 120
@@ -59,17 +62,39 @@ class NomadModule(AnsibleModule):
         if self.params['client_cert'] and not self.params['client_key']:
             self.fail_json(msg='client_cert needs client_key too.')
         self.client = NomadClient(self.params)
+        # 'METHOD path' of each write made so far, so that a failure after some still reports them.
+        self.written = []
 
     def run(self, work, **context):
         """work()'s result; a planner's refusal or a Nomad error ends the module, with context in the result.
 
         Nomad errors are already worded with the address and the fix, and carry no token; no traceback is
-        added, since python-nomad's exceptions hold the whole request.
+        added, since python-nomad's exceptions hold the whole request. When writes were made before the
+        failure, the result says changed and lists them as `written`.
         """
         try:
             return work()
         except (PlanError, NomadError) as e:
+            if self.written:
+                context.update(changed=True, written=self.written)
             self.fail_json(msg=str(e), **context)
+
+    def apply(self, steps, retry=None, call=None):
+        """Make a plan's calls (method, API path, keyword arguments) in order, unless in check mode, where the
+        plan is only the prediction; their answers ([] in check mode).
+
+        retry(NomadError) -> bool: a refusal it accepts is tried again for up to _csi_retry.RETRY_SECONDS.
+        call(method, path, kwargs) makes a call the client has no method for; by default the client's method.
+        """
+        if self.check_mode:
+            return []
+        call = call or (lambda method, path, kwargs: getattr(self.client, method)(path, **kwargs))
+        answers = []
+        for method, path, kwargs in steps:
+            once = functools.partial(call, method, path, kwargs)
+            answers.append(retrying(once, retry) if retry else once())
+            self.written.append('%s %s' % (method.upper(), path))
+        return answers
 
     def converge_at(self, path, plan_for, key, show):
         """One object at one API path that the state option makes present or absent: read it, plan with
@@ -82,10 +107,25 @@ class NomadModule(AnsibleModule):
         result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
         if self._diff:
             result['diff'] = dict(before=plan.before, after=plan.after)
-        if plan.steps and not self.check_mode:
-            for method, endpoint, kwargs in plan.steps:
-                getattr(self.client, method)(endpoint, **kwargs)
+        if self.apply(plan.steps):
             current = self.client.get(path, missing_ok=True)
         if self.params['state'] == 'present':
             result[key] = show(plan.steps[0][2]['body'] if plan.steps and self.check_mode else current)
         return result
+
+
+def retrying(call, retry):
+    """call(), again while it raises a NomadError that retry accepts, for up to _csi_retry.RETRY_SECONDS."""
+
+    def attempt():
+        try:
+            return call()
+        except NomadError as e:
+            if not retry(e):
+                raise
+            return e
+
+    answer, done = poll_until(attempt, lambda a: not isinstance(a, NomadError), _csi_retry.RETRY_SECONDS)
+    if not done:
+        raise answer
+    return answer

@@ -2,11 +2,13 @@
 # Copyright: nomad_zfs.csi contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
-"""Readable lines from the Diff object that Nomad's job plan returns."""
+"""nomad_job's planner: Nomad's own job plan decides, this turns its answer into a Plan and readable lines."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan
 
 MARKS = {'Added': '+', 'Deleted': '-', 'Edited': '~', 'None': ' '}
 
@@ -30,3 +32,35 @@ def diff_lines(diff, indent=''):
         for child in diff.get(key) or []:
             lines.extend(diff_lines(child, indent))
     return lines
+
+
+def plan_job_present(job, answer):
+    # type: (dict, dict) -> Plan
+    """The register call when Nomad's plan (PUT job/:id/plan with Diff) shows any change, a stopped job included
+    (its Stop field shows as Edited); predicted is the plan's verdict (None, Added, Edited)."""
+    diff = answer.get('Diff') or {}
+    verdict = diff.get('Type', 'None')
+    steps = [] if verdict == 'None' else [('put', 'jobs', {'body': {'Job': job}})]
+    lines = diff_lines(diff)
+    return Plan(steps, before='', after='\n'.join(lines) + '\n' if steps else '', predicted=verdict)
+
+
+def plan_job_absent(job_id, current, purge):
+    # type: (str, dict | None, bool) -> Plan
+    """The stop (and purge) of job_id; current is Nomad's read of it, or None."""
+    wanted = 'purged' if purge else 'stopped'
+    steps = []
+    if current and (not current.get('Stop') or purge):
+        steps = [('delete', 'job/' + job_id, {'params': {'purge': str(purge).lower()}})]
+    return Plan(
+        steps,
+        before='job %s: %s\n' % (job_id, status(current)),
+        after='job %s: %s\n' % (job_id, wanted),
+        predicted=-1 if (purge and steps) or not current else current['Version'],
+    )
+
+
+def status(job):
+    if not job:
+        return 'not registered'
+    return 'stopped' if job.get('Stop') else 'running'

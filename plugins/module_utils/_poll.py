@@ -16,10 +16,9 @@ def poll_until(read, done, timeout, pause=2.0, clock=None, sleep=None):
     """Call read() until done(value) or timeout seconds have passed; returns (last value, whether done).
 
     read() runs at least once; no pause starts that would end after the deadline. clock and sleep default
-    to time.monotonic (time.time on Python 2) and time.sleep, looked up on each call so that tests can replace them.
+    to time.monotonic and time.sleep, looked up on each call so that tests can replace them.
     """
-    # time.monotonic where there is one: targets of ansible-core 2.16 may run Python 2.7.
-    clock, sleep = clock or getattr(time, 'monotonic', time.time), sleep or time.sleep
+    clock, sleep = clock or time.monotonic, sleep or time.sleep
     deadline = clock() + timeout
     while True:
         value = read()

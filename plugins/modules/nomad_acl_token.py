@@ -146,18 +146,19 @@ def check_input(p):
         )
 
 
-def apply(client, plan):
-    """Run the plan; the token Nomad answered (with its secret) for a create or update, else None."""
-    token = None
-    for method, target, fields in plan.steps:
-        if method == 'update':
-            full = client.get('acl/token/' + target)
-            full.update(fields)
-            token = client.put('acl/token/' + target, body=full)
-        else:
-            answer = getattr(client, method)(target, **fields)
-            token = answer if method == 'put' else None
-    return token
+def call(client, method, target, fields):
+    """One planned call; 'update' puts the token as read with the planned fields changed, so the rest is kept."""
+    if method == 'update':
+        full = client.get('acl/token/' + target)
+        full.update(fields)
+        return client.put('acl/token/' + target, body=full)
+    return getattr(client, method)(target, **fields)
+
+
+def token_answered(plan, answers):
+    """The token Nomad answered (with its secret) to a create or update, else None."""
+    tokens = [a for (method, _t, _f), a in zip(plan.steps, answers) if method in ('put', 'update')]
+    return tokens[-1] if tokens else None
 
 
 def converge(module):
@@ -177,7 +178,7 @@ def converge(module):
                 'policies: %s is not an ACL policy in Nomad; create it first (nomad_acl_policy), or fix the name.'
                 % ', '.join(missing)
             )
-    token = None if module.check_mode else apply(client, plan)
+    token = token_answered(plan, module.apply(plan.steps, call=lambda *step: call(client, *step)))
     if p['state'] == 'absent':
         return result
     accessor = (token or stub or {}).get('AccessorID')
@@ -198,9 +199,7 @@ def converge(module):
             )
             steps = plan_secret_variable(secret, variable, current)
             result['variable_changed'] = bool(steps)
-            if steps and not module.check_mode:
-                for method, path, kwargs in steps:
-                    getattr(client, method)(path, **kwargs)
+            module.apply(steps)
         result['changed'] = result['changed'] or result['variable_changed']
     result['token'] = dict(plan.predicted, accessor_id=accessor, name=p['name'])
     return result

@@ -143,32 +143,34 @@ snapshot:
 
 import re
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_retry import csi_write_retryable
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_snapshot_plan import (
     list_snapshots,
     plan_snapshot,
     public,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 
 # democratic-csi refuses other characters in snapshot names.
 NAME_RE = re.compile(r'^[a-zA-Z0-9_\-:.+]{1,128}$')
 
 
-def check_input(module):
-    p = module.params
+def check_input(p):
     if p['name'] is not None and not NAME_RE.match(p['name']):
-        module.fail_json(msg='name %r: use up to 128 letters, digits or "_-:.+", e.g. before-upgrade.' % p['name'])
+        raise PlanError('name %r: use up to 128 letters, digits or "_-:.+", e.g. before-upgrade.' % p['name'])
     if p['id'] and p['state'] == 'present':
-        module.fail_json(msg='id is for state=absent; to take a snapshot give source_volume_id and name.')
+        raise PlanError('id is for state=absent; to take a snapshot give source_volume_id and name.')
     if p['id'] and (p['name'] or p['source_volume_id']):
-        module.fail_json(msg='give id, or source_volume_id and name, not both.')
+        raise PlanError('give id, or source_volume_id and name, not both.')
     if not p['id'] and not (p['name'] and p['source_volume_id']):
-        module.fail_json(msg='source_volume_id and name are required (or id, with state=absent).')
+        raise PlanError('source_volume_id and name are required (or id, with state=absent).')
 
 
 def converge(module):
     """Read the volume and the plugin's list, plan, apply unless in check mode; the module's result."""
     p, client = module.params, module.client
+    check_input(p)
     volume = None
     if p['source_volume_id']:
         volume = client.get('volume/csi/' + p['source_volume_id'], missing_ok=True)
@@ -177,11 +179,9 @@ def converge(module):
     if module._diff:
         result['diff'] = dict(before=plan.before, after=plan.after)
     snapshot = plan.predicted
-    if plan.steps and not module.check_mode:
-        for method, endpoint, kwargs in plan.steps:
-            answer = getattr(client, method)(endpoint, **kwargs)
-            if method == 'put':
-                snapshot = dict(((answer or {}).get('Snapshots') or [{}])[0], PluginID=p['plugin_id'])
+    for (method, _path, _kwargs), answer in zip(plan.steps, module.apply(plan.steps, retry=csi_write_retryable)):
+        if method == 'put':
+            snapshot = dict(((answer or {}).get('Snapshots') or [{}])[0], PluginID=p['plugin_id'])
     if snapshot and snapshot.get('ID') and p['state'] == 'present':
         result['snapshot'] = public(snapshot, p['name'])
     return result
@@ -201,7 +201,6 @@ def main():
         ),
         supports_check_mode=True,
     )
-    check_input(module)
     module.exit_json(**module.run(lambda: converge(module), changed=False))
 
 

@@ -355,33 +355,18 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._bulk import (
     refuse_single_options,
     validated_items,
 )
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_retry import csi_write_retryable
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import (
     capabilities_of,
     items_from_spec,
     plan_volume,
 )
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import PropertyError, parse_size
 
 # Nomad's rule for volume IDs.
 ID_RE = re.compile(r'^[a-zA-Z0-9_.-]{1,128}$')
-# Answers after which the same write succeeds a little later, so every write retries them for up to
-# RETRY_SECONDS:
-# - Nomad's 500 "plugin has no controller", seen in CI on a fresh dev agent right after the plugin
-#   read healthy (once for more than 30 s on a busy emulated VM); Nomad refuses before calling the plugin.
-# - The plugin's gRPC Aborted, which CSI defines as "an operation is pending for this volume, retry":
-#   democratic-csi answers it to a DeleteVolume that arrives while the node still unstages the volume
-#   for an allocation that just stopped.
-# - gRPC Unavailable, which CSI leaves to the caller to retry: seen in CI as "closing transport due to:
-#   connection error ... received prior goaway" when the controller task restarted under a create. CSI's
-#   CreateVolume and DeleteVolume are idempotent, so the same call again is safe.
-NO_CONTROLLER = 'plugin has no controller'
-ABORTED = 'code = Aborted'
-UNAVAILABLE = 'code = Unavailable'
-RETRY_SECONDS = 120
 
 
 def public(vol):
@@ -400,30 +385,6 @@ def public(vol):
         context=vol.get('Context') or {},
         claims=len(vol.get('ReadAllocs') or {}) + len(vol.get('WriteAllocs') or {}),
     )
-
-
-def worth_retrying(error):
-    return error.status == 500 and (
-        error.nomad_error.endswith(NO_CONTROLLER) or ABORTED in error.nomad_error or UNAVAILABLE in error.nomad_error
-    )
-
-
-def call_retrying(call, seconds=None, pause=2):
-    """call(), again while Nomad answers worth_retrying; the last answer or error."""
-
-    def attempt():
-        try:
-            return call()
-        except NomadError as e:
-            if not worth_retrying(e):
-                raise
-            return e
-
-    seconds = RETRY_SECONDS if seconds is None else seconds
-    answer, done = poll_until(attempt, lambda a: not isinstance(a, NomadError), seconds, pause=pause)
-    if not done:
-        raise answer
-    return answer
 
 
 def check_volume(p, where=''):
@@ -479,12 +440,6 @@ def check_volume(p, where=''):
     return tuple(capacity)
 
 
-def apply(client, plan):
-    for method, endpoint, kwargs in plan.steps:
-        call = getattr(client, method)
-        call_retrying(lambda call=call, endpoint=endpoint, kwargs=kwargs: call(endpoint, **kwargs))
-
-
 def converge(module, capacity):
     """One volume: read it, plan, apply unless in check mode; the module's result."""
     p, client = module.params, module.client
@@ -496,10 +451,8 @@ def converge(module, capacity):
         result['diff'] = dict(before=plan.before, after=plan.after)
         if p['state'] == 'present':
             result['diff'].update(before_header='volume %s' % p['id'], after_header='volume %s' % p['id'])
-    if plan.steps and not module.check_mode:
-        apply(client, plan)
-        if p['state'] == 'present':
-            current = client.get(path)
+    if module.apply(plan.steps, retry=csi_write_retryable) and p['state'] == 'present':
+        current = client.get(path)
     if current and p['state'] == 'present':
         result['volume'] = public(current)
     return result
@@ -547,8 +500,7 @@ def converge_many(module):
         plans.append((item, current, plan_volume(item, capacity, current)))
     entries = []
     for item, current, plan in plans:
-        if plan.steps and not module.check_mode:
-            apply(client, plan)
+        if module.apply(plan.steps, retry=csi_write_retryable):
             current = client.get('volume/csi/' + item['id']) if item['state'] == 'present' else None
         entry = dict(id=item['id'], changed=bool(plan.steps), changed_fields=plan.changed_fields)
         if current and item['state'] == 'present':

@@ -319,11 +319,9 @@ def converge_one(module, p, capacity, listed):
     current = client.get('volume/host/' + stub['ID']) if stub and p['state'] == 'present' else stub
     plan = plan_host_volume(p, capacity, current)
     entry = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
-    if plan.steps and not module.check_mode:
-        for method, endpoint, kwargs in plan.steps:
-            answer = write(client, method, endpoint, kwargs, p)
-        if p['state'] == 'present':
-            current = wait_ready(client, answer['Volume']['ID'], p['timeout'])
+    answers = module.apply(plan.steps, call=lambda method, path, kwargs: write(client, method, path, kwargs, p))
+    if answers and p['state'] == 'present':
+        current = wait_ready(client, answers[-1]['Volume']['ID'], p['timeout'])
     if p['state'] == 'present':
         entry['volume'] = shown(plan.predicted if plan.steps and module.check_mode else current)
     return entry, plan

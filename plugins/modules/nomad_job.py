@@ -15,7 +15,8 @@ version_added: 0.1.0
 description:
   - Registers a job, for example the CSI plugin's controller or node job rendered by the
     C(zfs_csi) pack, only when Nomad's plan shows a difference, then waits until every
-    allocation of the new version is running (and healthy, where the job has health checks).
+    allocation of the new version is running (and healthy, where the job has health checks),
+    or for a batch job, has completed.
   - HCL is parsed by the Nomad agent itself (C(/v1/jobs/parse)), so the job text is the same
     that C(nomad job run) and C(nomad-pack run) submit.
   - Check mode runs the plan only. Diff mode shows the plan's field changes.
@@ -56,7 +57,10 @@ options:
     type: bool
     default: false
   wait:
-    description: Wait until the allocations of the job's current version are running.
+    description:
+      - Wait until the allocations of the job's current version are running (and healthy, where the job has
+        health checks). For a V(batch) or V(sysbatch) job, wait until they have completed, and fail with the
+        reason of any that ended otherwise (its task's last events).
     type: bool
     default: true
   wait_timeout:
@@ -119,7 +123,8 @@ import json
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_plan import diff_lines
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_plan import plan_job_absent, plan_job_present
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 
 
@@ -173,19 +178,32 @@ def last_events(alloc):
     return '; '.join(events)
 
 
-def wait_running(module, client, job, version):
+# Batch jobs run to an end; the others are done once running (and healthy).
+BATCH_TYPES = ('batch', 'sysbatch')
+ENDED = ('complete', 'failed', 'lost')
+
+
+def settled(alloc, batch):
+    return alloc.get('ClientStatus') in ENDED if batch else healthy(alloc)
+
+
+def wait_done(module, client, job, version):
+    """The allocations of job version once each runs (a batch job's: once each completed); fails with their
+    last events when that does not come within wait_timeout, or when a batch allocation ends otherwise."""
     job_id, timeout = job['ID'], module.params['wait_timeout']
+    batch = job.get('Type') in BATCH_TYPES
     # A system job runs wherever it fits; other jobs must place every counted allocation.
     counts = [1 if tg.get('Count') is None else tg['Count'] for tg in job['TaskGroups']]
-    wanted = 1 if job.get('Type') == 'system' else max(sum(counts), 1)
-    allocs, running = poll_until(
+    wanted = 1 if job.get('Type') in ('system', 'sysbatch') else max(sum(counts), 1)
+    allocs, done = poll_until(
         lambda: current_allocations(client, job_id, version),
-        lambda allocs: len(allocs) >= wanted and all(healthy(a) for a in allocs),
+        lambda allocs: len(allocs) >= wanted and all(settled(a, batch) for a in allocs),
         timeout,
     )
-    if running:
+    failed = [a for a in allocs if batch and a['ClientStatus'] != 'complete']
+    if done and not failed:
         return [
-            dict(id=a['ID'], node=a.get('NodeName'), client_status=a['ClientStatus'], healthy=healthy(a))
+            dict(id=a['ID'], node=a.get('NodeName'), client_status=a['ClientStatus'], healthy=settled(a, batch))
             for a in allocs
         ]
     if len(allocs) < wanted:
@@ -195,24 +213,47 @@ def wait_running(module, client, job, version):
             % (job_id, version, len(allocs), wanted, timeout, job_id),
             job_id=job_id,
         )
+    ended = (
+        'did not complete'
+        if done
+        else ('has not completed after %ds' if batch else 'is not running after %ds') % timeout
+    )
     module.fail_json(
-        msg='job %s version %d is not running after %ds: %s'
+        msg='job %s version %d %s: %s'
         % (
             job_id,
             version,
-            timeout,
-            ' | '.join('%s %s (%s)' % (a['ID'][:8], a['ClientStatus'], last_events(a)) for a in allocs),
+            ended,
+            ' | '.join('%s %s (%s)' % (a['ID'][:8], a['ClientStatus'], last_events(a)) for a in failed or allocs),
         ),
         job_id=job_id,
     )
 
 
-def read_file(module, field, path, what):
+def read_file(field, path, what):
     try:
         with open(path) as f:
             return f.read()
     except (IOError, OSError) as e:
-        module.fail_json(msg='%s: cannot read %s (%s); give the path of %s.' % (field, path, e, what))
+        raise PlanError('%s: cannot read %s (%s); give the path of %s.' % (field, path, e, what))
+
+
+def load(module):
+    """The job as API JSON in its namespace; PlanError for a file, a text or a job that cannot be run."""
+    client, p = module.client, module.params
+    text = read_file('src', p['src'], 'a job file') if p['src'] else p['content']
+    files = [read_file('variable_files', path, 'an HCL variables file') for path in p['variable_files']]
+    try:
+        job = load_job(client, text, variables_text(files, p['variables']))
+    except ValueError as e:
+        raise PlanError('content is not valid JSON (%s); give an HCL2 or JSON job.' % e)
+    except NomadError as e:
+        raise PlanError('Nomad could not parse the job: %s' % e)
+    if not job.get('ID'):
+        raise PlanError('the job has no ID; a job needs a name, for example job "zfs-node" { ... }.')
+    client.namespace = job.get('Namespace') or client.namespace
+    job['Namespace'] = client.namespace
+    return job
 
 
 def main():
@@ -231,65 +272,37 @@ def main():
         mutually_exclusive=[('src', 'content')],
         supports_check_mode=True,
     )
-    client, p = module.client, module.params
-    text = read_file(module, 'src', p['src'], 'a job file') if p['src'] else p['content']
-    files = [read_file(module, 'variable_files', path, 'an HCL variables file') for path in p['variable_files']]
-    try:
-        job = load_job(client, text, variables_text(files, p['variables']))
-    except ValueError as e:
-        module.fail_json(msg='content is not valid JSON (%s); give an HCL2 or JSON job.' % e)
-    except NomadError as e:
-        module.fail_json(msg='Nomad could not parse the job: %s' % e)
-    job_id = job.get('ID')
-    if not job_id:
-        module.fail_json(msg='the job has no ID; a job needs a name, for example job "zfs-node" { ... }.')
-    client.namespace = job.get('Namespace') or client.namespace
-    job['Namespace'] = client.namespace
-    module.exit_json(**module.run(lambda: converge(module, job), job_id=job_id))
+    job = module.run(lambda: load(module))
+    module.exit_json(**module.run(lambda: converge(module, job), job_id=job['ID']))
 
 
 def converge(module, job):
     """Plan the job with Nomad, register it unless in check mode, wait for it; the module's result."""
     client, p = module.client, module.params
     job_id = job['ID']
-    result = dict(changed=False, job_id=job_id, namespace=client.namespace)
+    result = dict(job_id=job_id, namespace=client.namespace)
     if p['state'] == 'absent':
-        current = client.get('job/' + job_id, missing_ok=True)
-        result['changed'] = bool(current) and (not current.get('Stop') or p['purge'])
-        if result['changed'] and not module.check_mode:
-            client.delete('job/' + job_id, params={'purge': str(p['purge']).lower()})
-        result['version'] = -1 if (p['purge'] and result['changed']) or not current else current['Version']
+        plan = plan_job_absent(job_id, client.get('job/' + job_id, missing_ok=True), p['purge'])
+        module.apply(plan.steps)
+        result.update(changed=bool(plan.steps), version=plan.predicted)
         if module._diff:
-            result['diff'] = dict(
-                before='job %s: %s\n' % (job_id, _status(current)),
-                after='job %s: %s\n' % (job_id, 'purged' if p['purge'] else 'stopped'),
-            )
+            result['diff'] = dict(before=plan.before, after=plan.after)
         return result
 
-    # Nomad's plan is the planner: it alone says whether anything differs, a stopped job included
-    # (its Stop field shows as Edited), so the job is read only to report its version.
-    plan = client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True})
-    diff = plan.get('Diff') or {}
-    diff_type = result['plan_diff_type'] = diff.get('Type', 'None')
-    result['changed'] = diff_type != 'None'
+    plan = plan_job_present(job, client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True}))
+    result.update(changed=bool(plan.steps), plan_diff_type=plan.predicted)
     if module._diff:
-        result['diff'] = dict(prepared='\n'.join(diff_lines(diff)) + '\n' if result['changed'] else '')
-    if module.check_mode:
-        result['version'] = -1 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
-        return result
-    if result['changed']:
-        client.put('jobs', {'Job': job})
-    # A job registered for the first time is version 0.
-    result['version'] = 0 if diff_type == 'Added' else client.get('job/' + job_id)['Version']
-    if p['wait']:
-        result['allocations'] = wait_running(module, client, job, result['version'])
+        result['diff'] = dict(prepared=plan.after)
+    module.apply(plan.steps)
+    # A job registered for the first time is version 0 (-1 while check mode has not registered it); the job is
+    # read only to report its version.
+    if plan.predicted == 'Added':
+        result['version'] = -1 if module.check_mode else 0
+    else:
+        result['version'] = client.get('job/' + job_id)['Version']
+    if p['wait'] and not module.check_mode:
+        result['allocations'] = wait_done(module, client, job, result['version'])
     return result
-
-
-def _status(job):
-    if not job:
-        return 'not registered'
-    return 'stopped' if job.get('Stop') else 'running'
 
 
 if __name__ == '__main__':

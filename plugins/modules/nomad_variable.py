@@ -83,20 +83,35 @@ modify_index:
 """
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import PATH_RE, plan_variable
+
+
+def check_input(p, path):
+    """Refuse, naming the field and the fix, before any call."""
+    if not PATH_RE.match(path) or '//' in path:
+        raise PlanError(
+            'path %r is not a Nomad variable path; use letters, digits and _ ~ - / '
+            '(at most 128), for example nomad/jobs/zfs-controller.' % p['path']
+        )
+    items = p['items']
+    bad = sorted(k for k, v in items.items() if not isinstance(v, str))
+    if bad:
+        raise PlanError('items: values must be strings; quote the value of %s.' % ', '.join(bad))
+    if p['state'] == 'present' and not items:
+        raise PlanError('items is empty; give at least one item, or use state=absent.')
 
 
 def converge(module, path):
     """Read the variable, plan, apply unless in check mode; the module's result."""
     client, p = module.client, module.params
+    check_input(p, path)
     current = client.get('var/' + path, missing_ok=True)
     plan = plan_variable(path, client.namespace, p['items'], p['state'], current)
     index = plan.predicted['modify_index']
-    if plan.steps and not module.check_mode:
-        for method, endpoint, kwargs in plan.steps:
-            answer = getattr(client, method)(endpoint, **kwargs)
-            if method == 'put':
-                index = answer.get('ModifyIndex', index)
+    for (method, _path, _kwargs), answer in zip(plan.steps, module.apply(plan.steps)):
+        if method == 'put':
+            index = answer.get('ModifyIndex', index)
     changed = bool(plan.steps)
     result = dict(
         changed=changed, path=path, keys=plan.predicted['keys'], changed_keys=plan.changed_fields, modify_index=index
@@ -120,18 +135,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    path, state = module.params['path'].strip('/'), module.params['state']
-    if not PATH_RE.match(path) or '//' in path:
-        module.fail_json(
-            msg='path %r is not a Nomad variable path; use letters, digits and _ ~ - / '
-            '(at most 128), for example nomad/jobs/zfs-controller.' % module.params['path']
-        )
-    items = module.params['items']
-    bad = sorted(k for k, v in items.items() if not isinstance(v, str))
-    if bad:
-        module.fail_json(msg='items: values must be strings; quote the value of %s.' % ', '.join(bad))
-    if state == 'present' and not items:
-        module.fail_json(msg='items is empty; give at least one item, or use state=absent.')
+    path = module.params['path'].strip('/')
     module.exit_json(**module.run(lambda: converge(module, path), path=path))
 
 

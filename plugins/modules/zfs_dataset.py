@@ -160,6 +160,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._dataset_plan import
     plan_absent,
     plan_present,
 )
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import (
     ZfsError,
     is_missing,
@@ -184,12 +185,12 @@ def validate(module):
     if p['parent_guard'] is not None:
         module.check_name('parent_guard')
         if not is_under(name, p['parent_guard'], allow_equal=p['state'] == 'present'):
-            module.fail_json(
-                msg='name %r is outside parent_guard %r; choose a dataset under %s/'
+            raise PlanError(
+                'name %r is outside parent_guard %r; choose a dataset under %s/'
                 % (name, p['parent_guard'], p['parent_guard'])
             )
     if p['state'] == 'absent' and '/' not in name:
-        module.fail_json(msg='%r is a pool root; zfs_dataset never destroys a pool (use zpool destroy)' % name)
+        raise PlanError('%r is a pool root; zfs_dataset never destroys a pool (use zpool destroy)' % name)
     try:
         desired = normalize_properties(p['properties'])
         inherit = []
@@ -200,12 +201,12 @@ def validate(module):
                 raise PropertyError('inherit: %r is fixed at creation and cannot be inherited' % prop)
             inherit.append(prop)
     except PropertyError as e:
-        module.fail_json(msg='properties: %s' % e)
+        raise PlanError('properties: %s' % e)
     both = sorted(set(desired) & set(inherit))
     if both:
-        module.fail_json(msg='%s is both in properties and in inherit; keep it in one of them' % ', '.join(both))
+        raise PlanError('%s is both in properties and in inherit; keep it in one of them' % ', '.join(both))
     if p['state'] == 'absent' and (desired or inherit):
-        module.fail_json(msg='properties and inherit do not apply to state=absent; remove them')
+        raise PlanError('properties and inherit do not apply to state=absent; remove them')
     return desired, inherit
 
 
@@ -214,9 +215,7 @@ def present(module, desired, inherit):
     name, kind = p['name'], p['type']
     found = module.zfs.get(names_to_read(name))[0]
     plan = plan_present(name, kind, desired, inherit, found, p['create_parents'])
-    if plan.steps and not module.check_mode:
-        for args in plan.steps:
-            module.zfs.run(args)
+    if module.apply(plan.steps):
         current = module.zfs.get([name])[0].get(name, {})
     else:
         current = plan.predicted if plan.steps else found[name]
@@ -239,8 +238,7 @@ def absent(module):
     if rc != 0 and not is_missing(err):
         raise ZfsError(['zfs', 'list', name], rc, err)
     plan = plan_absent(name, listing if rc == 0 else None, module.params['recursive'])
-    if plan.steps and not module.check_mode:
-        module.zfs.run(plan.steps[0])
+    module.apply(plan.steps)
     result = dict(changed=bool(plan.steps), name=name, state='absent', commands=plan.steps)
     if module._diff and plan.steps:
         result['diff'] = {'before': plan.before, 'after': plan.after}
@@ -261,7 +259,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    desired, inherit = validate(module)
+    desired, inherit = module.run(lambda: validate(module))
     if module.params['state'] == 'present':
         result = module.run(lambda: present(module, desired, inherit))
     else:

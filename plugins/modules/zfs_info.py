@@ -102,6 +102,7 @@ exists:
   sample: true
 """
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_allow import empty_grants, parse_allow, to_plain
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import properties_with_sources
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
@@ -137,6 +138,22 @@ def read(module, props, wanted):
     return dict(changed=False, exists=True, datasets=datasets)
 
 
+def check_input(module):
+    """The canonical property names asked for; refuses bad input, naming the field, before any zfs call."""
+    p = module.params
+    module.check_name('name')
+    if p['depth'] < -1:
+        raise PlanError('depth must be -1 (no limit) or a level count of 0 or more')
+    try:
+        props = [canonical_name(x) for x in p['properties']]
+        for prop in props:
+            if prop != 'all':
+                check_name_format(prop)
+    except PropertyError as e:
+        raise PlanError('properties: %s' % e)
+    return props
+
+
 def main():
     module = ZfsModule(
         argument_spec=dict(
@@ -153,17 +170,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    module.check_name('name')
-    if p['depth'] < -1:
-        module.fail_json(msg='depth must be -1 (no limit) or a level count of 0 or more')
-    try:
-        props = [canonical_name(x) for x in p['properties']]
-        for prop in props:
-            if prop != 'all':
-                check_name_format(prop)
-    except PropertyError as e:
-        module.fail_json(msg='properties: %s' % e)
+    props = module.run(lambda: check_input(module))
     # `type` is always read, to tell filesystems from volumes and snapshots.
     wanted = 'all' if not props or 'all' in props else ','.join(sorted(set(props) | {'type'}))
     module.exit_json(**module.run(lambda: read(module, props, wanted)))

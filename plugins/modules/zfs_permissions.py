@@ -186,36 +186,39 @@ def validate(module):
     p = module.params
     module.check_name('name')
     if '/' not in p['name'] and not p['allow_pool_root']:
-        module.fail_json(
-            msg='name %r is a pool root; delegate on a dedicated child such as %s/nomad/csi, '
+        raise PlanError(
+            'name %r is a pool root; delegate on a dedicated child such as %s/nomad/csi, '
             'or set allow_pool_root: true' % (p['name'], p['name'])
         )
     for field, lookup in (('users', pwd.getpwnam), ('groups', grp.getgrnam)):
         for who in p[field]:
-            if not who or not _exists(lookup, who):
-                module.fail_json(msg='%s: %r does not exist on this host; create it first' % (field, who))
+            if who and not _exists(lookup, who) and module.check_mode:
+                # As Ansible's own modules do: an earlier task of the same play may create it.
+                module.warn('%s: %r does not exist on this host; create it before this runs for real' % (field, who))
+            elif not who or not _exists(lookup, who):
+                raise PlanError('%s: %r does not exist on this host; create it first' % (field, who))
     for field in ('permissions', 'descendent_permissions', 'create_time'):
         for perm in p[field]:
             error = check_permission(perm)
             if error:
-                module.fail_json(msg='%s: %s' % (field, error))
+                raise PlanError('%s: %s' % (field, error))
     for set_name, perms in p['sets'].items():
         error = check_permission(set_name)
         if error or not set_name.startswith('@'):
-            module.fail_json(msg='sets: key %r must be a set name such as @csi' % set_name)
+            raise PlanError('sets: key %r must be a set name such as @csi' % set_name)
         if not isinstance(perms, list) or not perms:
-            module.fail_json(msg='sets: %s must be a non-empty list of permissions' % set_name)
+            raise PlanError('sets: %s must be a non-empty list of permissions' % set_name)
         for perm in perms:
             error = check_permission(str(perm))
             if error:
-                module.fail_json(msg='sets: %s: %s' % (set_name, error))
+                raise PlanError('sets: %s: %s' % (set_name, error))
     has_principal = p['users'] or p['groups'] or p['everyone']
     for field in ('permissions', 'descendent_permissions'):
         if p[field] and not has_principal:
-            module.fail_json(msg='%s need users, groups or everyone: true to be granted to' % field)
+            raise PlanError('%s need users, groups or everyone: true to be granted to' % field)
     if has_principal and not p['permissions'] and p['state'] != 'absent':
-        module.fail_json(
-            msg='permissions is empty; list what to grant (state=absent with no permissions '
+        raise PlanError(
+            'permissions is empty; list what to grant (state=absent with no permissions '
             "removes all of a principal's grants)"
         )
 
@@ -258,18 +261,20 @@ def converge(module):
     p = module.params
     name = p['name']
     rc, out, err = module.zfs.run(['allow', name], check=False)
-    if rc != 0:
-        if is_missing(err):
-            raise PlanError('dataset %r does not exist; create it first (nomad_zfs.csi.zfs_dataset)' % name)
+    if rc != 0 and not is_missing(err):
         raise ZfsError(['zfs', 'allow', name], rc, err)
+    if rc != 0 and not module.check_mode:
+        raise PlanError('dataset %r does not exist; create it first (nomad_zfs.csi.zfs_dataset)' % name)
+    if rc != 0:
+        # Check mode: an earlier task of the same play may create it, with no grants of its own.
+        module.warn('dataset %r does not exist; its grants are predicted as on a new dataset' % name)
+        out = ''
     sections = parse_allow(out)
     current = sections.pop(name, empty_grants())
     desired = desired_grants(module, current)
     check_sets_known(module, current, desired)
     commands = [cmd + [name] for cmd in plan(current, desired, p['state'], p['exact_for'] == 'all')]
-    if commands and not module.check_mode:
-        for cmd in commands:
-            module.zfs.run(cmd)
+    if module.apply(commands):
         after = parse_allow(module.zfs.run(['allow', name])[1]).get(name, empty_grants())
     else:
         after = apply_plan(current, [cmd[:-1] for cmd in commands])
@@ -302,7 +307,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    validate(module)
+    module.run(lambda: validate(module))
     module.exit_json(**module.run(lambda: converge(module)))
 
 

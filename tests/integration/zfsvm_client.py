@@ -83,10 +83,10 @@ def run_module_on(host, target_args, env, module, args, check=False, diff=False,
     return result
 
 
-def run_local_module(env, module, args, check=False, diff=False):
+def run_local_module(env, module, args, check=False, diff=False, verbosity=0):
     """Run one collection module on this host (the Nomad modules talk to Nomad over HTTP from here)."""
     local = ['-c', 'local', '-i', 'localhost,', '-e', 'ansible_python_interpreter=%s' % (BIN / 'python')]
-    return run_module_on('localhost', local, env, module, args, check=check, diff=diff)
+    return run_module_on('localhost', local, env, module, args, check=check, diff=diff, verbosity=verbosity)
 
 
 def booted_vm(workdir):

@@ -1,22 +1,38 @@
-"""`ansible-galaxy collection build` ships what a collection user needs, and none of the development files."""
+"""`ansible-galaxy collection build` ships what a collection user needs and none of the development files; the
+tarball installs into an empty collections path and its modules run from there; the execution environment
+metadata lists what the modules import."""
 
+import ast
+import json
+import os
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+import yaml
+
 REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+# The modules' imports that ansible-core does not bring, as the distribution that provides each.
+DISTRIBUTIONS = {'nomad': 'python-nomad'}
 
 
-def test_the_artifact_holds_the_collection_and_no_development_files(tmp_path):
-    galaxy = Path(sys.executable).parent / 'ansible-galaxy'
+@pytest.fixture(scope='module')
+def artifact(tmp_path_factory):
+    out = tmp_path_factory.mktemp('artifact')
     subprocess.run(
-        [str(galaxy), 'collection', 'build', '--output-path', str(tmp_path), str(REPO)],
+        [str(BIN / 'ansible-galaxy'), 'collection', 'build', '--output-path', str(out), str(REPO)],
         check=True,
         capture_output=True,
         text=True,
     )
-    [artifact] = tmp_path.glob('nomad_zfs-csi-*.tar.gz')
+    [tarball] = out.glob('nomad_zfs-csi-*.tar.gz')
+    return tarball
+
+
+def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     with tarfile.open(artifact) as tar:
         names = set(tar.getnames())
     tops = set(name.split('/')[0] for name in names)
@@ -26,12 +42,69 @@ def test_the_artifact_holds_the_collection_and_no_development_files(tmp_path):
         'README.md',
         'LICENSE',
         'changelogs',
-        'docs',
         'meta',
         'packs',
         'playbooks',
         'plugins',
         'roles',
+        'tests',
     }, tops
     assert 'plugins/modules/zfs_dataset.py' in names and 'packs/zfs_csi/metadata.hcl' in names
+    assert 'tests/sanity/ignore-2.19.txt' in names and 'meta/execution-environment.yml' in names
+    assert sorted(n for n in names if n.startswith('tests/') and n.endswith('.py')) == []
     assert not [n for n in names if n.startswith('changelogs/fragments') or n.endswith('.tar.gz')]
+    assert not [n for n in names if n.startswith('packs/zfs_csi/.ci') or n.startswith('docs')]
+
+
+def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path), ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'))
+    env.pop('ANSIBLE_CONFIG', None)
+    subprocess.run(
+        [str(BIN / 'ansible-galaxy'), 'collection', 'install', str(artifact), '-p', str(tmp_path)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert (tmp_path / 'ansible_collections' / 'nomad_zfs' / 'csi' / 'MANIFEST.json').is_file()
+    # zfs_dataset refuses a bad name before it looks for zfs, so it runs on any host: the module and its
+    # module_utils came from the installed copy, or the message could not name the field.
+    ran = subprocess.run(
+        [str(BIN / 'ansible'), 'localhost', '-m', 'nomad_zfs.csi.zfs_dataset', '-a', 'name=tank//x', '-o'],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    assert ran.returncode == 2 and "name 'tank//x'" in ran.stdout, ran.stdout + ran.stderr
+    listed = subprocess.run(
+        [str(BIN / 'ansible-galaxy'), 'collection', 'list', 'nomad_zfs.csi', '--format', 'json'],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert list(json.loads(listed.stdout)) == [str(tmp_path / 'ansible_collections')]
+
+
+def imported_distributions():
+    """The distributions of the top-level packages that plugins/ imports, beyond the standard library and ansible."""
+    found = set()
+    for path in (REPO / 'plugins').rglob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            for name in names:
+                top = name.split('.')[0]
+                if top not in sys.stdlib_module_names and top not in ('ansible', 'ansible_collections', '__future__'):
+                    found.add(DISTRIBUTIONS.get(top, top))
+    return found
+
+
+def test_the_execution_environment_lists_what_the_modules_import():
+    ee = yaml.safe_load((REPO / 'meta' / 'execution-environment.yml').read_text())
+    listed = (REPO / ee['dependencies']['python']).read_text().splitlines()
+    names = set(line.split('#')[0].split('>')[0].split('=')[0].strip() for line in listed) - {''}
+    imported = imported_distributions()
+    assert 'python-nomad' in imported and names == imported, (names, imported)

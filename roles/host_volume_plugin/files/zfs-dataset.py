@@ -1,6 +1,6 @@
 #!/usr/bin/python3 -IS
 # Installed by the nomad_zfs.csi host_volume_plugin role as <host_volume_plugin_dir>/zfs-dataset;
-# changes here are overwritten. GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt
+# changes here are overwritten. GNU General Public License v3.0+ (see the collection's LICENSE
 # or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A Nomad dynamic host volume plugin: each volume is a quota'd ZFS dataset.
 

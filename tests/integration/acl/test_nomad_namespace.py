@@ -45,6 +45,21 @@ def test_nomad_enforces_the_namespaces_task_drivers(acl):
     assert refused[0] == 500 and 'raw_exec' in refused[1] and 'not allowed' in refused[1], refused
 
 
+def test_an_update_keeps_the_settings_made_elsewhere(acl):
+    # Nomad CE's own fields that the module does not manage, set through the API as another tool would.
+    acl.module('nomad_namespace', {'name': 'nzc-kept', 'enabled_task_drivers': ['exec']})
+    stored = acl.api('GET', '/v1/namespace/nzc-kept')
+    stored['Capabilities'].update(EnabledNetworkModes=['host'], DisabledNetworkModes=['bridge'])
+    acl.api('PUT', '/v1/namespace/nzc-kept', stored)
+    edited = acl.module(
+        'nomad_namespace', {'name': 'nzc-kept', 'description': 'kept', 'enabled_task_drivers': ['exec']}
+    )
+    assert edited['changed_fields'] == ['description'], edited
+    caps = acl.api('GET', '/v1/namespace/nzc-kept')['Capabilities']
+    assert (caps['EnabledNetworkModes'], caps['DisabledNetworkModes']) == (['host'], ['bridge']), caps
+    assert caps['EnabledTaskDrivers'] == ['exec'], caps
+
+
 def test_node_pool_config_is_refused_by_nomad_ce_and_nothing_changes(acl):
     acl.module('nomad_namespace', {'name': 'nzc-pools'})
     before = acl.api('GET', '/v1/namespace/nzc-pools')

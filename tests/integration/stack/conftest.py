@@ -2,6 +2,7 @@
 
 import functools
 import json
+import re
 import subprocess
 import tempfile
 import time
@@ -78,21 +79,28 @@ class Stack(object):
             )
         return proc
 
-    def site(self):
-        """site.yml as `make demo` runs it: no token in the environment."""
-        return subprocess.run(
-            [
-                str(BIN / 'ansible-playbook'),
-                '-i',
-                str(REPO / 'inventories' / 'local'),
-                str(REPO / 'playbooks' / 'site.yml'),
-            ],
-            env=self.base_env,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=False,
-        )
+    def site(self, *flags, extra=None):
+        """site.yml as `make demo` runs it (no token in the environment), with ansible-playbook's flags and extra
+        vars, given in a file so that no secret is in any process's argv."""
+        with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
+            json.dump(extra or {}, extra_file)
+            extra_file.flush()
+            return subprocess.run(
+                [
+                    str(BIN / 'ansible-playbook'),
+                    '-i',
+                    str(REPO / 'inventories' / 'local'),
+                    str(REPO / 'playbooks' / 'site.yml'),
+                    '-e',
+                    '@' + extra_file.name,
+                ]
+                + list(flags),
+                env=self.base_env,
+                capture_output=True,
+                text=True,
+                timeout=1800,
+                check=False,
+            )
 
     def csi_plugin_role(self, extra):
         """The csi_plugin role alone (csi_plugin_only.yml) with the local inventory and these extra vars, given in
@@ -116,9 +124,10 @@ class Stack(object):
                 check=False,
             )
 
-    def module(self, name, args, check=False, diff=False, extra_env=None):
+    def module(self, name, args, check=False, diff=False, extra_env=None, verbosity=0):
         """One collection module on this host against the stack's Nomad; its result, with the exit code in 'rc'."""
-        result = run_local_module(dict(self.env, **(extra_env or {})), name, args, check=check, diff=diff)
+        env = dict(self.env, **(extra_env or {}))
+        result = run_local_module(env, name, args, check=check, diff=diff, verbosity=verbosity)
         result['rc'] = result.rc
         return result
 
@@ -160,6 +169,12 @@ class Stack(object):
     def wait_healthy(self):
         result = self.module('nomad_csi_plugin_info', {'plugin_id': 'zfs', 'wait_timeout': 300})
         assert result.get('healthy'), result
+
+
+def changed(run):
+    """changed= for each host of an ansible-playbook run's recap; the run must have passed."""
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+    return {host: int(n) for host, n in re.findall(r'^(\S+)\s+: ok=\d+\s+changed=(\d+)', run.stdout, re.M)}
 
 
 def remove_test_datasets(vm):

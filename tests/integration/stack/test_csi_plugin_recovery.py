@@ -1,16 +1,9 @@
-"""site.yml after the Nomad agent was killed: a re-run converges without clean-up, and a third run changes nothing,
-tokens included."""
+"""site.yml after the Nomad agent was killed: check mode on the fresh Nomad predicts and writes nothing, a re-run
+converges without clean-up, and a third run changes nothing, tokens included."""
 
-import re
 import subprocess
 
-from conftest import NOMAD_DEV, PARENT
-
-
-def changed(site):
-    """changed= for each host of the play recap."""
-    assert site.returncode == 0, site.stdout[-5000:] + site.stderr[-2000:]
-    return {host: int(n) for host, n in re.findall(r'^(\S+)\s+: ok=\d+\s+changed=(\d+)', site.stdout, re.M)}
+from conftest import NOMAD_DEV, PARENT, changed
 
 
 def test_rerun_after_the_agent_was_killed(stack, vm):
@@ -21,6 +14,12 @@ def test_rerun_after_the_agent_was_killed(stack, vm):
     started = subprocess.run(['bash', str(NOMAD_DEV), 'start'], capture_output=True, text=True, check=False)
     assert started.returncode == 0, started.stderr
     assert stack.get('/v1/jobs') == []
+
+    # Check mode on this fresh Nomad (the storage host converged): every role predicts its writes and makes none.
+    checked = changed(stack.site('--check', '--diff'))
+    assert checked['nomad-dev'] > 0 and checked['zfsvm'] == 0, checked
+    assert stack.get('/v1/jobs') == [] and stack.get('/v1/acl/policies') == []
+    assert [n['Name'] for n in stack.get('/v1/namespaces')] == ['default']
 
     # Namespace, policies and tokens (the agent bootstrapped anew), jobs, secret and volume again.
     assert changed(stack.site())['nomad-dev'] > 0

@@ -7,7 +7,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_allow import (
 )
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
-# REFERENCE.md §1's sample, as OpenZFS 2.3.2 prints it.
+# `zfs allow` of a delegated parent, as OpenZFS 2.3.2 prints it.
 SAMPLE = """---- Permissions on tank/nomad/csi -----------------------------------
 Permission sets:
 \t@csi clone,promote

@@ -6,12 +6,11 @@ syslog_capture can receive) and prints its result, with `invocation`, as it does
 
 import json
 import os
-import socket
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-SYSLOG_PATH = '/dev/log'
+from ansible_collections.nomad_zfs.csi.tests.unit.syslog_sink import SyslogSink
 
 
 @pytest.fixture
@@ -34,31 +33,12 @@ def run_main(capsys):
 
 @pytest.fixture
 def syslog_capture():
-    """A datagram socket bound at /dev/log, where AnsibleModule's syslog() sends (no journald here); a function
-    that returns every message received so far.
-
-    It needs /dev/log free and a root test run: CI has both, and elsewhere the test says why it cannot run.
-    """
-    if os.path.exists(SYSLOG_PATH) or os.geteuid() != 0:
-        why = '%s is taken, or this is not root: nothing can stand in for syslog here' % SYSLOG_PATH
+    """SyslogSink's messages(), for a module run in-process. CI runs as root with /dev/log free; elsewhere the
+    test says why it cannot run."""
+    why = SyslogSink.unavailable()
+    if why:
         if os.environ.get('CI'):
             pytest.fail(why)
         pytest.skip(why)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-    sock.bind(SYSLOG_PATH)
-    sock.setblocking(False)
-    received = []
-
-    def messages():
-        while True:
-            try:
-                received.append(sock.recv(1 << 20).decode('utf-8', 'replace'))
-            except BlockingIOError:
-                return list(received)
-
-    try:
-        yield messages
-    finally:
-        sock.close()
-        os.unlink(SYSLOG_PATH)
+    with SyslogSink() as sink:
+        yield sink.messages

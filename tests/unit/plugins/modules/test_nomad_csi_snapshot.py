@@ -2,6 +2,8 @@
 
 import pytest
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils import _csi_retry, _poll
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_csi_snapshot, nomad_csi_snapshot_info
 from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
 
@@ -136,3 +138,20 @@ def test_info_filters_by_volume_and_name(run_main, nomad):
         for s in run_main(nomad_csi_snapshot_info, {'plugin_id': 'zfs', 'source_volume_id': 'cache'})['snapshots']
     ] == ['cache@nightly']
     assert run_main(nomad_csi_snapshot_info, {'plugin_id': 'zfs', 'name': 'weekly'})['snapshots'] == []
+
+
+def test_a_snapshot_write_retries_while_the_controller_is_unavailable(run_main, nomad, monkeypatch):
+    monkeypatch.setattr(_csi_retry, 'RETRY_SECONDS', 5)
+    monkeypatch.setattr(_poll.time, 'sleep', lambda seconds: None)
+    take = nomad.handlers[('put', 'volumes/snapshot')]
+    answers = [NomadError('Nomad at fake refused (500): rpc error: code = Unavailable', 500, 'code = Unavailable')]
+
+    def flaky(body, params):
+        if answers:
+            raise answers.pop()
+        return take(body, params)
+
+    nomad.handlers[('put', 'volumes/snapshot')] = flaky
+    taken = run_main(nomad_csi_snapshot, ARGS)
+    assert taken['changed'] and taken['snapshot']['id'] == 'pgdata@before-upgrade', taken
+    assert [c[1] for c in nomad.writes()] == ['volumes/snapshot', 'volumes/snapshot']

@@ -3,6 +3,7 @@ applies, retries and refuses as it should."""
 
 import pytest
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils import _csi_retry
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import comparable, requested
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_csi_volume
@@ -90,7 +91,7 @@ def test_create_then_nothing_to_do(run_main, nomad):
 
 
 def test_create_retries_while_nomad_says_the_plugin_has_no_controller(run_main, nomad, monkeypatch):
-    monkeypatch.setattr(nomad_csi_volume, 'RETRY_SECONDS', 5)
+    monkeypatch.setattr(_csi_retry, 'RETRY_SECONDS', 5)
     create = nomad.handlers[('put', 'volume/csi/pgdata/create')]
     answers = [
         NomadError(
@@ -234,7 +235,7 @@ def test_a_snapshot_source_is_sent_on_create_and_fixed_afterwards(run_main, noma
 
 
 def test_the_retry_gives_up_after_its_window_with_nomads_answer(run_main, nomad, monkeypatch):
-    monkeypatch.setattr(nomad_csi_volume, 'RETRY_SECONDS', 0)
+    monkeypatch.setattr(_csi_retry, 'RETRY_SECONDS', 0)
 
     def refuse(body, params):
         raise NomadError(

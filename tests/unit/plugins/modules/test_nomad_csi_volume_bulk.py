@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_csi_volume
 from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
 
@@ -188,3 +189,13 @@ def test_secrets_of_items_are_masked_in_the_result_and_sent_to_nomad(run_main, n
     made = run_main(nomad_csi_volume, {'plugin_id': 'zfs', 'volumes': items[:1]}, diff=True)
     assert made['changed'] and 'hush-4242' not in repr(made)
     assert nomad.writes()[0][2]['Volumes'][0]['Secrets'] == {'token': 'hush-4242'}
+
+
+def test_a_failed_write_after_others_reports_them_written_and_changed(run_main, nomad):
+    def refuse(body, params):
+        raise NomadError('Nomad at fake refused PUT volume/csi/web-2/create (500): quota exceeded', 500, 'quota')
+
+    nomad.handlers[('put', 'volume/csi/web-2/create')] = refuse
+    failed = run_main(nomad_csi_volume, {'plugin_id': 'zfs', 'volumes': ITEMS})
+    assert failed['failed'] and failed['changed'] is True and 'quota exceeded' in failed['msg'], failed
+    assert failed['written'] == ['PUT volume/csi/web-0/create', 'PUT volume/csi/web-1/create']

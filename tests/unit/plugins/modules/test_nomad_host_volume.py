@@ -176,3 +176,18 @@ def test_the_host_volumes_json_nomad_pack_rendered_is_taken_as_it_is(run_main, n
     [entry] = made['volumes']
     assert entry['name'] == 'pgdata' and entry['volume']['capacity_max'] == 10 << 30
     assert entry['volume']['parameters'] == {'compression': 'zstd', 'recordsize': '16K'}
+
+
+def test_a_failed_write_after_others_reports_them_written_and_changed(run_main, nomad):
+    made = nomad.handlers[('put', 'volume/host/create')]
+
+    def create(body, params):
+        if body['Volume']['Name'] == 'second':
+            raise NomadError('Nomad at fake refused PUT volume/host/create (500): plugin failed', 500, 'plugin failed')
+        return made(body, params)
+
+    nomad.handlers[('put', 'volume/host/create')] = create
+    items = [dict(ARGS), dict(ARGS, name='second')]
+    failed = run_main(nomad_host_volume, {'volumes': items})
+    assert failed['failed'] and failed['changed'] is True and 'plugin failed' in failed['msg'], failed
+    assert failed['written'] == ['PUT volume/host/create']

@@ -109,3 +109,33 @@ def test_a_missing_variables_file_is_named_before_any_call(run_main, nomad, tmp_
     failed = run_main(nomad_job, {'content': HCL, 'variable_files': [str(tmp_path / 'nope.hcl')]})
     assert failed['failed'] and failed['msg'].startswith('variable_files: cannot read %s' % (tmp_path / 'nope.hcl'))
     assert nomad.calls == []
+
+
+@pytest.mark.parametrize('kind', ['batch', 'sysbatch'])
+def test_a_batch_job_is_waited_for_until_it_completes(run_main, nomad, kind):
+    nomad.handlers[('put', 'jobs/parse')] = lambda body, params: dict(JOB, Type=kind)
+    states = iter(['pending', 'running', 'complete'])
+    nomad.handlers[('get', 'job/sleeper/allocations')] = lambda body, params: [
+        {'ID': 'b1', 'JobVersion': 0, 'DesiredStatus': 'run', 'ClientStatus': next(states), 'NodeName': 'n1'}
+    ]
+    done = run_main(nomad_job, {'content': HCL, 'wait_timeout': 10})
+    assert done['changed'] and done['allocations'] == [
+        {'id': 'b1', 'node': 'n1', 'client_status': 'complete', 'healthy': True}
+    ]
+
+
+def test_a_batch_job_that_fails_names_its_allocations_reason(run_main, nomad):
+    nomad.handlers[('put', 'jobs/parse')] = lambda body, params: dict(JOB, Type='batch')
+    events = [{'Type': 'Terminated', 'DisplayMessage': 'Exit Code: 3'}, {'Type': 'Not Restarting'}]
+    nomad.objects['job/sleeper/allocations'] = [
+        {
+            'ID': 'b2c3d4e5-0000',
+            'JobVersion': 0,
+            'DesiredStatus': 'run',
+            'ClientStatus': 'failed',
+            'TaskStates': {'t': {'Events': events}},
+        }
+    ]
+    failed = run_main(nomad_job, {'content': HCL, 'wait_timeout': 10})
+    assert failed['failed'] and 'job sleeper version 0 did not complete: b2c3d4e5 failed' in failed['msg']
+    assert 't: Terminated Exit Code: 3' in failed['msg']

@@ -70,3 +70,21 @@ def test_node_pools_are_sent_only_when_given(run_main, nomad):
 def test_bad_input_makes_no_call(run_main, nomad, args, message):
     failed = run_main(nomad_namespace, args)
     assert failed['failed'] and message in failed['msg'] and nomad.calls == []
+
+
+def test_an_update_keeps_what_the_module_does_not_manage(run_main, nomad):
+    # Set elsewhere (the API, or Nomad Enterprise): the write would drop them, since Nomad stores the body as sent.
+    unmanaged = dict(
+        Quota='team-a-quota',
+        NodePoolConfiguration={'Default': 'gpu', 'Allowed': ['gpu'], 'Denied': None},
+        VaultConfiguration={'Default': 'default', 'Allowed': None, 'Denied': None},
+    )
+    caps = {'EnabledTaskDrivers': None, 'DisabledTaskDrivers': None, 'EnabledNetworkModes': ['host']}
+    nomad.objects['namespace/team-a'] = dict(READ, Capabilities=caps, **unmanaged)
+    result = run_main(nomad_namespace, {'name': 'team-a', 'description': 'Team A, renamed', 'meta': {'o': 'a'}})
+    [(method, path, body)] = nomad.writes()
+    assert result['changed'] and (method, path) == ('put', 'namespace/team-a')
+    assert dict((k, body[k]) for k in unmanaged) == unmanaged
+    assert body['Capabilities'] == dict(caps, EnabledTaskDrivers=[], DisabledTaskDrivers=[])
+    assert (body['Description'], body['Meta']) == ('Team A, renamed', {'o': 'a'})
+    assert 'CreateIndex' not in body and 'ModifyIndex' not in body

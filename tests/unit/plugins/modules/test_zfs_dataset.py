@@ -113,3 +113,12 @@ def test_a_zfs_failure_is_reported_with_its_command(run_main, zfs, monkeypatch):
     monkeypatch.setattr(zfs, '_create', lambda args: (1, '', "cannot create 'tank/nomad/csi': permission denied\n"))
     result = run_main(zfs_dataset, {'name': 'tank/nomad/csi'})
     assert result['failed'] and 'permission denied' in result['msg'] and result['cmd'][:2] == ['zfs', 'create']
+
+
+def test_a_failure_after_a_command_ran_reports_it_written_and_changed(run_main, zfs, monkeypatch):
+    zfs.add('tank/nomad/csi', quota=GIB, atime='off')
+    monkeypatch.setattr(zfs, '_inherit', lambda args: (1, '', "cannot inherit 'atime': permission denied\n"))
+    args = {'name': 'tank/nomad/csi', 'properties': {'quota': '2G'}, 'inherit': ['atime']}
+    result = run_main(zfs_dataset, args)
+    assert result['failed'] and result['changed'] is True and 'permission denied' in result['msg']
+    assert result['written'] == [['set', 'quota=%d' % (2 * 1024**3), 'tank/nomad/csi']]

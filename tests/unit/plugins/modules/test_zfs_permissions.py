@@ -1,6 +1,8 @@
 """zfs_permissions: its desired grants (descendent_permissions adds to the descendents only), and main() with a
 fake zfs that answers real `zfs allow` output."""
 
+import json
+
 import pytest
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_allow import empty_grants, parse_allow, plan
@@ -100,4 +102,15 @@ def test_a_missing_dataset_or_set_is_named_and_nothing_is_written(run_main, zfs)
     assert missing['failed'] and "dataset 'tank/nope' does not exist; create it first" in missing['msg']
     unknown = run_main(zfs_permissions, {'name': NAME, 'users': ['root'], 'permissions': ['@nope']})
     assert unknown['failed'] and 'set @nope is not defined on %s' % NAME in unknown['msg']
+    assert zfs.writes() == []
+
+
+def test_check_mode_predicts_for_a_user_and_dataset_that_earlier_tasks_would_make(run_main, zfs):
+    args = {'name': 'tank/new', 'users': ['no-such-user-4242'], 'permissions': ['create', 'mount']}
+    checked = run_main(zfs_permissions, args, check=True)
+    assert checked['changed'] and checked['commands'] == [
+        ['allow', '-u', 'no-such-user-4242', 'create,mount', 'tank/new']
+    ]
+    warned = json.dumps(checked['warnings'])
+    assert "'no-such-user-4242' does not exist" in warned and "dataset 'tank/new' does not exist" in warned
     assert zfs.writes() == []

@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
+"""Which answers to a CSI write (volume or snapshot) mean "the same call succeeds a little later".
+
+NomadModule.apply(steps, retry=csi_write_retryable) makes such a call again for up to RETRY_SECONDS:
+- Nomad's 500 "plugin has no controller", seen in CI on a fresh dev agent right after the plugin read healthy
+  (once for more than 30 s on a busy emulated VM); Nomad refuses before calling the plugin.
+- The plugin's gRPC Aborted, which CSI defines as "an operation is pending for this volume, retry": democratic-csi
+  answers it to a DeleteVolume that arrives while the node still unstages the volume for an allocation that just
+  stopped.
+- gRPC Unavailable, which CSI leaves to the caller to retry: seen in CI as "closing transport due to: connection
+  error ... received prior goaway" when the controller task restarted under a create. CSI's CreateVolume,
+  DeleteVolume, CreateSnapshot and DeleteSnapshot are idempotent, so the same call again is safe.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+NO_CONTROLLER = 'plugin has no controller'
+ABORTED = 'code = Aborted'
+UNAVAILABLE = 'code = Unavailable'
+RETRY_SECONDS = 120
+
+
+def csi_write_retryable(error):
+    """Whether a NomadError from a CSI write is one of the passing answers above."""
+    return error.status == 500 and (
+        error.nomad_error.endswith(NO_CONTROLLER) or ABORTED in error.nomad_error or UNAVAILABLE in error.nomad_error
+    )

@@ -1,0 +1,74 @@
+"""site.yml under --check --diff on the converged stack passes, reports changed=0 on both hosts and writes nothing to
+Nomad or ZFS. Given a recognisable CSI secret, at -vvv, neither that run nor a real write through nomad_csi_volume's
+bulk form lets it into the play output, into what the modules on this host sent to syslog, or into Nomad's log."""
+
+import importlib.util
+import os
+
+import pytest
+
+from conftest import REPO, changed
+
+CANARY = 'nzc-canary-6d41c07e'
+DEMO = {'id': 'demo', 'namespace': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}  # the inventory's volume
+_spec = importlib.util.spec_from_file_location('syslog_sink', REPO / 'tests' / 'unit' / 'syslog_sink.py')
+syslog_sink = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(syslog_sink)
+
+
+@pytest.fixture
+def syslog():
+    """What the modules run on this host send to syslog during the test."""
+    why = syslog_sink.SyslogSink.unavailable()
+    if why:
+        if os.environ.get('CI'):
+            pytest.fail(why)
+        pytest.skip(why)
+    with syslog_sink.SyslogSink() as sink:
+        yield sink
+
+
+# Each list of objects that site.yml manages: its API path, the key and the index of an object's last write.
+MANAGED = [
+    ('/v1/jobs?namespace=*', 'ID', 'JobModifyIndex'),
+    ('/v1/volumes?type=csi&namespace=*', 'ID', 'ModifyIndex'),
+    ('/v1/volumes?type=host&namespace=*', 'ID', 'ModifyIndex'),
+    ('/v1/namespaces', 'Name', 'ModifyIndex'),
+    ('/v1/acl/policies', 'Name', 'ModifyIndex'),
+    ('/v1/acl/tokens', 'AccessorID', 'ModifyIndex'),
+    ('/v1/vars?namespace=*', 'Path', 'ModifyIndex'),
+]
+
+
+def nomad_state(stack):
+    return [sorted((o[key], o[index]) for o in stack.get(path) or []) for path, key, index in MANAGED]
+
+
+def nomad_log(vm):
+    return vm.sh('journalctl -u nzc-nomad --no-pager -o cat').stdout
+
+
+def test_check_mode_on_the_converged_stack_changes_nothing_and_shows_no_secret(stack, vm, syslog):
+    nomad_before, history_before = nomad_state(stack), vm.sh('zpool history tank | wc -l').stdout
+    volumes = [dict(DEMO, secrets={'foo': CANARY})]  # secrets are write-only, so the volume still matches
+    run = stack.site('--check', '--diff', '-vvv', extra={'csi_plugin_volumes': volumes})
+    assert changed(run) == {'nomad-dev': 0, 'zfsvm': 0}, run.stdout[-5000:]
+    assert nomad_state(stack) == nomad_before
+    assert vm.sh('zpool history tank | wc -l').stdout == history_before
+    logged = syslog.messages()
+    assert any('nomad_csi_volume' in m and 'Invoked with' in m for m in logged), logged[-3:]
+    assert CANARY not in run.stdout + run.stderr
+    assert [m for m in logged if CANARY in m] == []
+
+
+def test_a_secret_written_through_the_bulk_form_shows_nowhere(stack, vm, syslog):
+    item = {'id': 't-secret', 'capacity_min': '64M', 'capacity_max': '64M', 'secrets': {'foo': CANARY}}
+    made = stack.module('nomad_csi_volume', {'plugin_id': 'zfs', 'volumes': [item]}, verbosity=3)
+    gone = stack.module('nomad_csi_volume', {'plugin_id': 'zfs', 'volumes': [dict(item, state='deleted')]}, verbosity=3)
+    assert made['changed'] and made['volumes'][0]['volume']['external_id'] == 't-secret', made.output[-3000:]
+    assert gone['changed'], gone.output[-3000:]
+    assert made['invocation']['module_args']['volumes'][0]['secrets'] == {'foo': 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'}
+    assert CANARY not in made.output + gone.output
+    logged = syslog.messages()
+    assert sum('Invoked with' in m for m in logged) >= 2 and [m for m in logged if CANARY in m] == []
+    assert CANARY not in nomad_log(vm)
