@@ -49,17 +49,21 @@ echo "--- nomad plugin status zfs"
 "$CACHE/bin/nomad" plugin status zfs
 echo "--- nomad volume status demo"
 "$CACHE/bin/nomad" volume status demo
-# run_workload write|read [-var ...]: one batch allocation that claims the volume; prints its output.
+# nomad_module MODULE ARGS_JSON: one of the collection's modules on this host; prints its result (JSON).
+nomad_module() {
+  local tree rc=0; tree=$(mktemp -d)
+  .venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
+    -m "nomad_zfs.csi.$1" -a "$2" --tree "$tree" >/dev/null || rc=$?
+  cat "$tree/localhost"; rm -rf "$tree"; return $rc
+}
+# run_workload write|read [VAR=VALUE ...]: one batch allocation that claims the volume, run by nomad_job, which
+# waits until it completed (or fails with its reason); prints what the allocation printed.
 run_workload() {
-  "$CACHE/bin/nomad" job run -detach -var "action=$1" "${@:2}" scripts/demo-workload.nomad >/dev/null
-  local alloc="" state=""
-  for _ in $(seq 150); do
-    read -r alloc state < <("$CACHE/bin/nomad" job allocs -json demo-workload | python3 -c \
-      'import json,sys; a=max(json.load(sys.stdin), key=lambda x: x["CreateIndex"]); print(a["ID"], a["ClientStatus"])')
-    case $state in complete) break ;; failed|lost) echo "demo: workload $1 $state" >&2; "$CACHE/bin/nomad" alloc status "$alloc" >&2; exit 1 ;; esac
-    sleep 2
-  done
-  [ "$state" = complete ] || { echo "demo: workload $1 did not finish" >&2; exit 1; }
+  local args result alloc
+  args=$(python3 -c 'import json, sys; print(json.dumps({"src": "scripts/demo-workload.nomad",
+    "variables": dict(a.split("=", 1) for a in sys.argv[1:])}))' "action=$1" "${@:2}")
+  result=$(nomad_module nomad_job "$args") || { echo "demo: workload $1: $result" >&2; exit 1; }
+  alloc=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["allocations"][0]["id"])' <<<"$result")
   "$CACHE/bin/nomad" alloc logs "$alloc"
 }
 echo "--- a workload writes into volume demo, then another allocation reads the file back"
@@ -70,19 +74,19 @@ if [ -z "$written" ] || [ "$written" != "$read_back" ]; then
 fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
 echo "--- ZFS without CSI: host volume demo-hv through the zfs-dataset plugin (nomad_host_volume)"
-NOMAD_TOKEN=$host_volume_operator .venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
-  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "namespace": "demo", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
-  | sed -n '1p;/"host_path"/p;/"state"/p'
+NOMAD_TOKEN=$host_volume_operator nomad_module nomad_host_volume \
+  '{"name": "demo-hv", "namespace": "demo", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
+  | python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["changed"], r["volume"]["host_path"], r["volume"]["state"])'
 bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquota,compression,nomad-zfs-csi:host-volume-id \
   tank/nomad/volumes/demo/demo-hv || { echo "demo: no dataset for host volume demo-hv" >&2; exit 1; }
-hv_written=$(run_workload write -var volume=demo-hv -var volume_type=host); echo "write allocation: $hv_written"
-hv_read=$(run_workload read -var volume=demo-hv -var volume_type=host); echo "read allocation:  $hv_read"
+hv_written=$(run_workload write volume=demo-hv volume_type=host); echo "write allocation: $hv_written"
+hv_read=$(run_workload read volume=demo-hv volume_type=host); echo "read allocation:  $hv_read"
 if [ -z "$hv_written" ] || [ "$hv_written" != "$hv_read" ]; then
   echo "demo: host volume demo-hv: read back differs from what was written" >&2; exit 1
 fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
 # The dev agent forgets its volumes when it restarts, and the plugin never adopts a dataset marked with
 # another volume's ID; so the demo deletes its host volume again (the plugin destroys the dataset).
-NOMAD_TOKEN=$host_volume_operator .venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
-  -m nomad_zfs.csi.nomad_host_volume -a '{"name": "demo-hv", "namespace": "demo", "state": "deleted"}' | sed -n '1p'
+NOMAD_TOKEN=$host_volume_operator nomad_module nomad_host_volume '{"name": "demo-hv", "namespace": "demo", "state": "deleted"}' \
+  | python3 -c 'import json, sys; print("deleted:", json.load(sys.stdin)["changed"])'
 echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; in namespace demo, on its submitter's token, CSI volume demo and host volume demo-hv each kept a workload's file)"

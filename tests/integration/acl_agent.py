@@ -4,12 +4,11 @@ with the management token or a given one. Used by tests/integration/acl and by t
 import json
 import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from zfsvm_client import BIN, ansible_env, run_local_module
+from zfsvm_client import BIN, ansible_env, run_local_module, wait_until
 
 PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
 
@@ -85,9 +84,10 @@ class AclAgent(object):
 
     def wait_for_eval(self, eval_id, namespace, token='', timeout=60):
         """The evaluation once the scheduler is done with it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            evaluation = self.api('GET', '/v1/evaluation/%s?namespace=%s' % (eval_id, namespace), token=token)
-            if evaluation['Status'] in ('complete', 'failed', 'blocked') or time.monotonic() > deadline:
-                return evaluation
-            time.sleep(1)
+        return wait_until(
+            lambda: self.api('GET', '/v1/evaluation/%s?namespace=%s' % (eval_id, namespace), token=token),
+            lambda evaluation: evaluation['Status'] in ('complete', 'failed', 'blocked'),
+            timeout=timeout,
+            why=lambda evaluation: 'evaluation %s is still %s' % (eval_id, evaluation['Status']),
+            pause=1,
+        )

@@ -9,10 +9,11 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from zfsvm_client import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
@@ -101,17 +102,21 @@ def start_agent(workdir, port=None, extra_config=''):
         [TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')], stdout=log, stderr=subprocess.STDOUT
     )
     agent = Agent('http://127.0.0.1:%d' % http, workdir, proc, log)
-    deadline = time.monotonic() + 60
-    while True:
+
+    def state():
+        if proc.poll() is not None:
+            return 'exited'
         try:
-            if agent.get('/v1/status/leader') and agent.get('/v1/nodes'):
-                return agent
+            return 'up' if agent.get('/v1/status/leader') and agent.get('/v1/nodes') else None
         except urllib.error.HTTPError as e:
-            if e.code == 403:  # up, with ACLs on
-                return agent
+            return 'up' if e.code == 403 else None  # up, with ACLs on
         except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            agent.stop()
-            raise RuntimeError('nomad agent -dev did not come up:\n' + (workdir / 'agent.log').read_text()[-3000:])
-        time.sleep(0.5)
+            return None
+
+    try:
+        if wait_until(state, timeout=60, why='nomad agent -dev', pause=0.5) == 'up':
+            return agent
+    except AssertionError:
+        pass
+    agent.stop()
+    raise RuntimeError('nomad agent -dev did not come up:\n' + (workdir / 'agent.log').read_text()[-3000:])

@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,6 +82,19 @@ def run_module_on(host, target_args, env, module, args, check=False, diff=False,
         result = LocalResult(json.loads(path.read_text()))
     result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
     return result
+
+
+def wait_until(read, done=bool, timeout=120, why='', pause=2):
+    """read() until done(value), which returns that value; after timeout seconds an AssertionError with why, a
+    text or a function of the last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value):
+            return value
+        if time.monotonic() + pause > deadline:
+            raise AssertionError('%s: not within %ss' % (why(value) if callable(why) else why, timeout))
+        time.sleep(pause)
 
 
 def run_local_module(env, module, args, check=False, diff=False, verbosity=0):

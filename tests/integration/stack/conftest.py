@@ -1,11 +1,9 @@
 """The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
 
-import functools
 import json
 import re
 import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
@@ -132,34 +130,16 @@ class Stack(object):
         return result
 
     def workload(self, volume, action, volume_type='csi', token=None, namespace='default'):
-        """One allocation of scripts/demo-workload.nomad on the volume; returns what the task printed."""
-        nomad = functools.partial(self.nomad, token=token, namespace=namespace)
-        nomad(
-            'job',
-            'run',
-            '-detach',
-            '-var',
-            'action=' + action,
-            '-var',
-            'volume=' + volume,
-            '-var',
-            'volume_type=' + volume_type,
-            str(WORKLOAD),
-        )
-        deadline = time.monotonic() + 300
-        while True:
-            allocs = json.loads(nomad('job', 'allocs', '-json', 'demo-workload').stdout)
-            alloc = max(allocs, key=lambda a: a['CreateIndex']) if allocs else None
-            if alloc and alloc['ClientStatus'] == 'complete':
-                break
-            assert not alloc or alloc['ClientStatus'] not in ('failed', 'lost'), nomad(
-                'alloc', 'status', alloc['ID'], check=False
-            ).stdout
-            assert time.monotonic() < deadline, 'workload %s on %s did not finish' % (action, volume)
-            time.sleep(2)
-        out = nomad('alloc', 'logs', alloc['ID']).stdout.strip()
-        nomad('job', 'stop', '-purge', 'demo-workload')
-        return out
+        """One allocation of scripts/demo-workload.nomad on the volume, run by nomad_job, which waits until the
+        batch job completed; returns what the task printed."""
+        variables = {'action': action, 'volume': volume, 'volume_type': volume_type}
+        as_token = {'NOMAD_TOKEN': token} if token else None
+        job = {'src': str(WORKLOAD), 'variables': variables, 'namespace': namespace}
+        ran = self.module('nomad_job', dict(job, wait_timeout=300), extra_env=as_token)
+        assert ran['rc'] == 0, 'workload %s on %s: %s' % (action, volume, ran.get('msg', ran))
+        out = self.nomad('alloc', 'logs', ran['allocations'][0]['id'], token=token, namespace=namespace).stdout
+        self.module('nomad_job', dict(job, state='absent', purge=True), extra_env=as_token)
+        return out.strip()
 
     def volume(self, volume_id, **extra):
         args = {'id': volume_id, 'plugin_id': 'zfs', 'capacity_min': '1G', 'capacity_max': '1G'}

@@ -2,11 +2,11 @@
 does to ZFS and NFS on the storage host, and how faults are reported."""
 
 import subprocess
-import time
 
 import pytest
 
 from conftest import PARENT, SNAPSHOTS
+from zfsvm_client import wait_until
 
 GIB = 1024**3
 SECRETS = 'nomad/jobs/zfs-controller'  # the controller job's own variable, where the csi_plugin role stores the key
@@ -190,11 +190,11 @@ def test_a_wrong_ssh_key_is_named_when_the_plugin_turns_unhealthy(stack, vm, wro
     its first SSH connection; the role's health wait then names the reason. Under emulation the restarted
     task may take a minute to log it, and until then the newest error line is an older one."""
     check = {'plugin_id': 'zfs', 'jobs': ['zfs-controller', 'zfs-node']}
-    deadline = time.monotonic() + 300
-    while True:
-        refused = stack.module('nomad_csi_plugin_info', dict(check, wait_timeout=20))
-        if refused['rc'] != 0 and 'All configured authentication methods failed' in refused['msg']:
-            break
-        assert time.monotonic() < deadline, 'no SSH reason within 300 s: %s' % refused.get('msg', refused)
-        time.sleep(5)
+    refused = wait_until(
+        lambda: stack.module('nomad_csi_plugin_info', dict(check, wait_timeout=20)),
+        lambda r: r['rc'] != 0 and 'All configured authentication methods failed' in r['msg'],
+        timeout=300,
+        why=lambda r: 'no SSH reason: %s' % r.get('msg', r),
+        pause=5,
+    )
     assert 'controller allocation' in refused['msg'], refused['msg']

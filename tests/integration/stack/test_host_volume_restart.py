@@ -9,11 +9,11 @@ inside the VM, since only the stack's API is forwarded to this host.
 
 import json
 import shlex
-import time
 
 import pytest
 
 from test_host_volume_plugin import MARK, dataset, props
+from zfsvm_client import wait_until
 
 UNIT = 'nzc-nomad-restart'
 DATA_DIR = '/var/lib/nzc-nomad-restart'
@@ -97,15 +97,16 @@ class Agent(object):
         return listed[0] if listed else None
 
     def wait(self, what, ready, timeout=180):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def state():
             if ready():
-                return
-            if self.vm.sh('systemctl is-active -q %s' % UNIT, check=False).returncode != 0:
-                break
-            time.sleep(2)
-        journal = self.vm.sh('journalctl -u %s --no-pager | tail -30' % UNIT, check=False).stdout
-        pytest.fail('%s: not within %ss\n%s' % (what, timeout, journal))
+                return 'ready'
+            return None if self.vm.sh('systemctl is-active -q %s' % UNIT, check=False).returncode == 0 else 'exited'
+
+        if wait_until(state, timeout=timeout, why=lambda _state: self.journal(what)) != 'ready':
+            pytest.fail(self.journal('%s: the agent exited' % what))
+
+    def journal(self, what):
+        return '%s\n%s' % (what, self.vm.sh('journalctl -u %s --no-pager | tail -30' % UNIT, check=False).stdout)
 
     def creates_since_start(self):
         """The creates the agent ran since it last started, from its debug log (hclog puts a multi-line value,

@@ -9,11 +9,11 @@ moves to the other node's volume, and a sticky one waits for its own and finds i
 
 import functools
 import json
-import time
 
 import pytest
 
 from conftest import HOST_VOLUMES
+from zfsvm_client import wait_until
 
 UNIT = 'nzc-nomad-b'
 DATA_DIR = '/var/lib/nzc-nomad-b'
@@ -81,13 +81,7 @@ def job(sticky):
 
 
 def wait(what, found, timeout=180, explain=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = found()
-        if value:
-            return value
-        time.sleep(2)
-    pytest.fail('%s: not within %ss%s' % (what, timeout, '\n' + explain() if explain else ''))
+    return wait_until(found, timeout=timeout, why=lambda _value: what + ('\n' + explain() if explain else ''))
 
 
 def scheduling(stack):

@@ -1,9 +1,8 @@
 """nomad_csi_volume on the stack, where democratic-csi makes each volume a dataset under the parent: check mode,
 idempotence, updates, a running workload's claim, registration of existing data, and bad input."""
 
-import time
-
 from conftest import PARENT
+from zfsvm_client import wait_until
 
 # A service task, so the claim is held while the test looks at it.
 WORKLOAD = """job "workload" {
@@ -75,10 +74,12 @@ def test_a_running_workload_holds_the_claim_and_sees_its_file(stack, run_local, 
     assert not job.failed, job
     alloc = job['allocations'][0]['id']
     try:
-        deadline = time.monotonic() + 60
-        while vm.sh('cat /%s/t-vol-w/proof.txt' % PARENT, check=False).stdout.strip() != 'written-by-' + alloc:
-            assert time.monotonic() < deadline, 'the task wrote nothing onto the dataset'
-            time.sleep(2)
+        wait_until(
+            lambda: vm.sh('cat /%s/t-vol-w/proof.txt' % PARENT, check=False).stdout.strip(),
+            lambda proof: proof == 'written-by-' + alloc,
+            timeout=60,
+            why='the task wrote nothing onto the dataset',
+        )
         assert list(stack.get('/v1/volume/csi/t-vol-w')['WriteAllocs']) == [alloc]
         info = run_local('nomad_csi_volume_info', {'id': 't-vol-w', 'claims': True})
         [volume] = info['volumes']
@@ -139,10 +140,10 @@ def test_a_stuck_claim_is_released_with_force(stack, run_local, vm):
     try:
         stack.nomad('job', 'stop', 'zfs-node')
         stack.nomad('job', 'stop', '-purge', 'workload')
-        deadline = time.monotonic() + 120
-        while not stack.get('/v1/volume/csi/t-vol-stuck')['WriteAllocs']:
-            assert time.monotonic() < deadline, 'the claim went away without the node plugin'
-            time.sleep(2)
+        wait_until(
+            lambda: stack.get('/v1/volume/csi/t-vol-stuck')['WriteAllocs'],
+            why='the claim went away without the node plugin',
+        )
         held = run_local('nomad_csi_volume', {'id': 't-vol-stuck', 'state': 'absent'})
         assert held.failed and 'in use' in held['msg'], held
         assert 't-vol-stuck' in [v['ID'] for v in stack.get('/v1/volumes?type=csi')]

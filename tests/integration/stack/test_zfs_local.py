@@ -3,11 +3,11 @@ whose pool holds the data), each deployed from the pack beside the zfs-generic-n
 and parent. The zvol driver formats each volume (ext4) and mounts it."""
 
 import subprocess
-import time
 
 import pytest
 
 from conftest import CACHE_BIN, LOCAL_PARENTS, REPO, WORKLOAD
+from zfsvm_client import wait_until
 
 GIB = 1024**3
 NODE_KEY = 'org.democratic-csi.topology/node'
@@ -84,15 +84,12 @@ def test_topology_places_a_volume_on_its_node_only(stack, vm, local_plugin):
         )
         assert registered['rc'] == 0 and registered['volume']['topologies'] == [{NODE_KEY: 'elsewhere'}], registered
         stack.nomad('job', 'run', '-detach', '-var', 'action=read', '-var', 'volume=' + away, str(WORKLOAD))
-        deadline = time.monotonic() + 120
-        while True:
-            failed = [
+        failed = wait_until(
+            lambda: [
                 e['FailedTGAllocs'] for e in stack.get('/v1/job/demo-workload/evaluations') if e.get('FailedTGAllocs')
-            ]
-            if failed:
-                break
-            assert time.monotonic() < deadline, 'no placement failure for a volume on another node'
-            time.sleep(2)
+            ],
+            why='no placement failure for a volume on another node',
+        )
         assert 'did not meet topology requirement' in str(failed), failed
         assert stack.get('/v1/job/demo-workload/allocations') == []
     finally:
