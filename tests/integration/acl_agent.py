@@ -39,7 +39,7 @@ class AclAgent(object):
         if token:
             request.add_header('X-Nomad-Token', token)
         try:
-            with urllib.request.urlopen(request, timeout=30) as resp:
+            with self.agent.urlopen(request, timeout=30) as resp:
                 raw = resp.read()
                 return json.loads(raw) if raw else None
         except urllib.error.HTTPError as e:
@@ -48,7 +48,7 @@ class AclAgent(object):
     def module(self, name, args, token='', check=False, diff=False):
         """One collection module on this host against this agent, with the management token unless told."""
         env = ansible_env(NOMAD_ADDR=self.address, NOMAD_TOKEN=self.management if token == '' else token)
-        result = run_local_module(env, name, args, check=check, diff=diff)
+        result = run_local_module(dict(env, **self.agent.tls_env), name, args, check=check, diff=diff)
         result['rc'] = result.rc
         return result
 
@@ -67,12 +67,14 @@ class AclAgent(object):
         refused = self.module(module, second, token=self.token_for('nzc-fewer-' + label, fewer))
         assert refused.failed and 'answered 403' in refused['msg'] and named in refused['msg'], refused
 
-    def playbook(self, text, token=''):
-        """ansible-playbook of text on localhost against this agent, with the management token unless told."""
+    def playbook(self, text, token='', env=None):
+        """ansible-playbook of text on localhost against this agent, with the management token unless told; env
+        defaults to the NOMAD_* variables of the agent's TLS, if any."""
         with tempfile.TemporaryDirectory() as workdir:
             play = Path(workdir) / 'play.yml'
             play.write_text(text)
-            env = ansible_env(NOMAD_ADDR=self.address, NOMAD_TOKEN=self.management if token == '' else token)
+            tls_env = self.agent.tls_env if env is None else env
+            env = ansible_env(NOMAD_ADDR=self.address, NOMAD_TOKEN=self.management if token == '' else token, **tls_env)
             argv = [
                 str(BIN / 'ansible-playbook'),
                 '-i',

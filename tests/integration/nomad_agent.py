@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -38,16 +39,22 @@ def free_port():
 
 
 class Agent:
-    """The running agent: its address, data dir and an environment for the nomad CLI."""
+    """The running agent: its address, data dir and an environment for the nomad CLI; with tls, the NOMAD_* variables
+    that name its CA and a client certificate, and an SSL context for urllib."""
 
-    def __init__(self, address, workdir, proc, log):
+    def __init__(self, address, workdir, proc, log, tls=None):
         self.address, self.workdir, self.proc, self.log = address, workdir, proc, log
         self.data_dir = workdir / 'data'
-        self.env = dict(os.environ, NOMAD_ADDR=address)
+        self.tls_env = tls.env() if tls else {}
+        self.ssl_context = tls.client_context() if tls else None
+        self.env = dict(os.environ, NOMAD_ADDR=address, **self.tls_env)
         self.env.pop('NOMAD_TOKEN', None)
 
+    def urlopen(self, request, timeout=10):
+        return urllib.request.urlopen(request, timeout=timeout, context=self.ssl_context)
+
     def get(self, path):
-        with urllib.request.urlopen(self.address + path, timeout=10) as resp:
+        with self.urlopen(self.address + path) as resp:
             return json.loads(resp.read())
 
     def nomad(self, *argv, check=True):
@@ -85,8 +92,35 @@ class Agent:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_agent(workdir, port=None, extra_config=''):
-    """Start the agent in workdir (data under workdir/data); port pins the HTTP port for restarts."""
+class Tls(object):
+    """A CA, a server certificate and a CLI (client) certificate made by `nomad tls` in directory, for an agent that
+    serves HTTPS and asks every client for a certificate of its CA (mutual TLS)."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        for argv in (['ca', 'create'], ['cert', 'create', '-server'], ['cert', 'create', '-cli']):
+            subprocess.run([TOOLS['nomad'], 'tls'] + argv, cwd=self.dir, check=True, capture_output=True)
+        self.ca = self.dir / 'nomad-agent-ca.pem'
+        self.cert, self.key = self.dir / 'global-cli-nomad.pem', self.dir / 'global-cli-nomad-key.pem'
+
+    def agent_config(self):
+        return 'tls {\n  http = true\n  rpc = true\n  verify_https_client = true\n  ca_file = "%s"\n' % self.ca + (
+            '  cert_file = "%s"\n  key_file = "%s"\n}\n'
+            % (self.dir / 'global-server-nomad.pem', self.dir / 'global-server-nomad-key.pem')
+        )
+
+    def env(self):
+        return dict(NOMAD_CACERT=str(self.ca), NOMAD_CLIENT_CERT=str(self.cert), NOMAD_CLIENT_KEY=str(self.key))
+
+    def client_context(self):
+        context = ssl.create_default_context(cafile=str(self.ca))
+        context.load_cert_chain(str(self.cert), str(self.key))
+        return context
+
+
+def start_agent(workdir, port=None, extra_config='', tls=None):
+    """Start the agent in workdir (data under workdir/data); port pins the HTTP port for restarts; with a Tls, it
+    serves HTTPS only, to clients with a certificate of that CA."""
     workdir = Path(workdir)
     http, rpc, serf = port or free_port(), free_port(), free_port()
     data_dir = workdir / 'data'
@@ -95,13 +129,16 @@ def start_agent(workdir, port=None, extra_config=''):
         # Cloud fingerprinters in this build abort the agent ("failed to setup IMDS client:
         # unable to add custom RootCAs HTTPClient"); there is no cloud here anyway.
         'client {\n  options = {\n    "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"\n  }\n}\n'
-        'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n' % (data_dir, http, rpc, serf) + extra_config
+        'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n'
+        % (data_dir, http, rpc, serf)
+        + extra_config
+        + (tls.agent_config() if tls else '')
     )
     log = open(workdir / 'agent.log', 'a')
     proc = subprocess.Popen(
         [TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')], stdout=log, stderr=subprocess.STDOUT
     )
-    agent = Agent('http://127.0.0.1:%d' % http, workdir, proc, log)
+    agent = Agent('%s://127.0.0.1:%d' % ('https' if tls else 'http', http), workdir, proc, log, tls)
 
     def state():
         if proc.poll() is not None:

@@ -5,6 +5,7 @@ Shared by the integration tests and the benchmarks; it needs no pytest.
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -82,6 +83,12 @@ def run_module_on(host, target_args, env, module, args, check=False, diff=False,
         result = LocalResult(json.loads(path.read_text()))
     result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
     return result
+
+
+def changed(run):
+    """changed= for each host of an ansible-playbook run's recap; the run must have passed."""
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+    return {host: int(n) for host, n in re.findall(r'^(\S+)\s+: ok=\d+\s+changed=(\d+)', run.stdout, re.M)}
 
 
 def wait_until(read, done=bool, timeout=120, why='', pause=2):

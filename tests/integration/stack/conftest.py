@@ -1,7 +1,6 @@
 """The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
 
 import json
-import re
 import subprocess
 import tempfile
 import urllib.error
@@ -13,7 +12,7 @@ from zfsvm_client import BIN, CACHE, REPO, ansible_env, management_token, run_lo
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
-CSI_PLUGIN_ONLY = REPO / 'tests' / 'integration' / 'stack' / 'csi_plugin_only.yml'
+STACK = REPO / 'tests' / 'integration' / 'stack'
 CACHE_BIN = CACHE / 'bin'
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 # zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
@@ -77,22 +76,15 @@ class Stack(object):
             )
         return proc
 
-    def site(self, *flags, extra=None):
-        """site.yml as `make demo` runs it (no token in the environment), with ansible-playbook's flags and extra
-        vars, given in a file so that no secret is in any process's argv."""
+    def playbook(self, path, *flags, extra=None):
+        """A playbook with the local inventory as `make demo` runs it (no token in the environment), with
+        ansible-playbook's flags and extra vars, given in a file so that no secret is in any process's argv."""
         with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
             json.dump(extra or {}, extra_file)
             extra_file.flush()
+            argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
             return subprocess.run(
-                [
-                    str(BIN / 'ansible-playbook'),
-                    '-i',
-                    str(REPO / 'inventories' / 'local'),
-                    str(REPO / 'playbooks' / 'site.yml'),
-                    '-e',
-                    '@' + extra_file.name,
-                ]
-                + list(flags),
+                argv + ['-e', '@' + extra_file.name] + list(flags),
                 env=self.base_env,
                 capture_output=True,
                 text=True,
@@ -100,27 +92,12 @@ class Stack(object):
                 check=False,
             )
 
+    def site(self, *flags, extra=None):
+        return self.playbook(REPO / 'playbooks' / 'site.yml', *flags, extra=extra)
+
     def csi_plugin_role(self, extra):
-        """The csi_plugin role alone (csi_plugin_only.yml) with the local inventory and these extra vars, given in
-        a file so that no token is in any process's argv."""
-        with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
-            json.dump(extra, extra_file)
-            extra_file.flush()
-            argv = [
-                str(BIN / 'ansible-playbook'),
-                '-v',
-                '-i',
-                str(REPO / 'inventories' / 'local'),
-                str(CSI_PLUGIN_ONLY),
-            ]
-            return subprocess.run(
-                argv + ['-e', '@' + extra_file.name],
-                env=self.base_env,
-                capture_output=True,
-                text=True,
-                timeout=900,
-                check=False,
-            )
+        """The csi_plugin role alone (csi_plugin_only.yml), with these extra vars."""
+        return self.playbook(STACK / 'csi_plugin_only.yml', '-v', extra=extra)
 
     def module(self, name, args, check=False, diff=False, extra_env=None, verbosity=0):
         """One collection module on this host against the stack's Nomad; its result, with the exit code in 'rc'."""
@@ -149,12 +126,6 @@ class Stack(object):
     def wait_healthy(self):
         result = self.module('nomad_csi_plugin_info', {'plugin_id': 'zfs', 'wait_timeout': 300})
         assert result.get('healthy'), result
-
-
-def changed(run):
-    """changed= for each host of an ansible-playbook run's recap; the run must have passed."""
-    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
-    return {host: int(n) for host, n in re.findall(r'^(\S+)\s+: ok=\d+\s+changed=(\d+)', run.stdout, re.M)}
 
 
 def remove_test_datasets(vm):

@@ -3,7 +3,8 @@ converges without clean-up, and a third run changes nothing, tokens included."""
 
 import subprocess
 
-from conftest import NOMAD_DEV, PARENT, changed
+from conftest import NOMAD_DEV, PARENT
+from zfsvm_client import changed
 
 
 def test_rerun_after_the_agent_was_killed(stack, vm):

@@ -6,6 +6,9 @@ import shlex
 
 import pytest
 
+from conftest import STACK
+from zfsvm_client import changed
+
 HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
 PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
 MARK = 'nomad-zfs-csi:host-volume-id'
@@ -153,3 +156,22 @@ def test_each_namespace_has_its_own_dataset_under_the_parent(stack):
         stack.module('nomad_host_volume', dict(args, state='deleted'))
         stack.module('nomad_namespace', {'name': 't-hv-ns', 'state': 'absent'})
     assert stack.vm.zfs('list', dataset('t-hv-in-ns', 't-hv-ns'), check=False).returncode == 1
+
+
+def test_create_parent_makes_a_parent_whose_ancestors_are_missing(stack, vm):
+    """host_volume_plugin_create_parent makes tank/t-deep/a/volumes although tank/t-deep does not exist (zfs create
+    -p); the role is then run again with the stack's parent, which the plugin's configuration names once more."""
+    deep = 't-deep/a/volumes'
+    playbook = STACK / 'host_volume_plugin_only.yml'
+    # site.yml's nomad_access play hands the role this token; alone, it gets it here.
+    token = {'host_volume_plugin_nomad_token': stack.secret('host-volume-operator')}
+    try:
+        made = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
+        assert changed(made)['zfsvm'] > 0
+        assert props(vm, '%s/%s' % (vm.pool, deep), 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
+        assert vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s/%s\n' % (vm.pool, deep)
+    finally:
+        restored = stack.playbook(playbook, extra=token)
+        vm.zfs('destroy', '-r', '%s/t-deep' % vm.pool, check=False)
+    assert changed(restored)['zfsvm'] > 0
+    assert vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s\n' % HV_PARENT
