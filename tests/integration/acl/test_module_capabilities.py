@@ -63,6 +63,13 @@ CASES = [
         'variables capability "read" on this path in namespace ' + NS,
     ),
     (
+        'nomad_variable_info',
+        {'path': 'nzc/app'},
+        variables('read'),
+        variables('list'),
+        'variables capability "read" on this path in namespace ' + NS,
+    ),
+    (
         'nomad_csi_volume_info',
         {'plugin_id': 'zfs'},
         caps('csi-list-volume'),
