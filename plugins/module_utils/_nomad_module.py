@@ -79,12 +79,13 @@ class NomadModule(AnsibleModule):
                 context.update(changed=True, written=self.written)
             self.fail_json(msg=str(e), **context)
 
-    def apply(self, steps, retry=None, call=None):
+    def apply(self, steps, retry=None, call=None, what=''):
         """Make a plan's calls (method, API path, keyword arguments) in order, unless in check mode, where the
         plan is only the prediction; their answers ([] in check mode).
 
         retry(NomadError) -> bool: a refusal it accepts is tried again for up to _csi_retry.RETRY_SECONDS.
         call(method, path, kwargs) makes a call the client has no method for; by default the client's method.
+        what names the object in `written` where the path does not (a host volume's create).
         """
         if self.check_mode:
             return []
@@ -93,7 +94,7 @@ class NomadModule(AnsibleModule):
         for method, path, kwargs in steps:
             once = functools.partial(call, method, path, kwargs)
             answers.append(retrying(once, retry) if retry else once())
-            self.written.append('%s %s' % (method.upper(), path))
+            self.written.append('%s %s%s' % (method.upper(), path, ' (%s)' % what if what else ''))
         return answers
 
     def converge_at(self, path, plan_for, key, show):

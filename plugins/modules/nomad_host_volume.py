@@ -319,7 +319,9 @@ def converge_one(module, p, capacity, listed):
     current = client.get('volume/host/' + stub['ID']) if stub and p['state'] == 'present' else stub
     plan = plan_host_volume(p, capacity, current)
     entry = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
-    answers = module.apply(plan.steps, call=lambda method, path, kwargs: write(client, method, path, kwargs, p))
+    answers = module.apply(
+        plan.steps, call=lambda method, path, kwargs: write(client, method, path, kwargs, p), what=p['name']
+    )
     if answers and p['state'] == 'present':
         current = wait_ready(client, answers[-1]['Volume']['ID'], p['timeout'])
     if p['state'] == 'present':

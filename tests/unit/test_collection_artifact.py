@@ -75,6 +75,7 @@ def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(arti
         text=True,
         env=env,
         cwd=str(tmp_path),
+        check=False,
     )
     assert ran.returncode == 2 and "name 'tank//x'" in ran.stdout, ran.stdout + ran.stderr
     listed = subprocess.run(

@@ -75,8 +75,8 @@ def test_a_running_workload_holds_the_claim_and_sees_its_file(stack, run_local, 
     alloc = job['allocations'][0]['id']
     try:
         wait_until(
-            lambda: vm.sh('cat /%s/t-vol-w/proof.txt' % PARENT, check=False).stdout.strip(),
-            lambda proof: proof == 'written-by-' + alloc,
+            lambda: vm.sh('cat /%s/t-vol-w/proof.txt' % PARENT, check=False).stdout,
+            lambda proof: proof.strip() == 'written-by-' + alloc,
             timeout=60,
             why='the task wrote nothing onto the dataset',
         )

@@ -190,4 +190,4 @@ def test_a_failed_write_after_others_reports_them_written_and_changed(run_main, 
     items = [dict(ARGS), dict(ARGS, name='second')]
     failed = run_main(nomad_host_volume, {'volumes': items})
     assert failed['failed'] and failed['changed'] is True and 'plugin failed' in failed['msg'], failed
-    assert failed['written'] == ['PUT volume/host/create']
+    assert failed['written'] == ['PUT volume/host/create (scratch)']
