@@ -28,8 +28,10 @@ lint:
 	$(VENV)/yamllint --strict .
 	$(VENV)/ansible-lint --profile production
 
+## The fragments of the next release, and the released history that CHANGELOG.rst is made from.
 changelog:
 	$(VENV)/antsibull-changelog lint
+	$(VENV)/antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
 
 pack:
 	$(VENV)/pytest -q -p no:cacheprovider tests/pack

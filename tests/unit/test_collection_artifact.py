@@ -40,6 +40,7 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
         'FILES.json',
         'MANIFEST.json',
         'README.md',
+        'CHANGELOG.rst',
         'LICENSE',
         'changelogs',
         'meta',
@@ -54,6 +55,10 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     assert sorted(n for n in names if n.startswith('tests/') and n.endswith('.py')) == []
     assert not [n for n in names if n.startswith('changelogs/fragments') or n.endswith('.tar.gz')]
     assert not [n for n in names if n.startswith('packs/zfs_csi/.ci') or n.startswith('docs')]
+    with tarfile.open(artifact) as tar:
+        history = yaml.safe_load(tar.extractfile('changelogs/changelog.yaml'))
+        manifest = json.load(tar.extractfile('MANIFEST.json'))
+    assert manifest['collection_info']['version'] in history['releases']  # the version shipped is released
 
 
 def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path):
