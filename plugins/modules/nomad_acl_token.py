@@ -173,7 +173,13 @@ def converge(module):
         # Nomad takes a token naming a policy it does not have, and the token then grants nothing.
         known = set(policy['Name'] for policy in client.get('acl/policies'))
         missing = sorted(set(p['policies']) - known)
-        if missing:
+        if missing and module.check_mode:
+            # As Ansible's own modules do: an earlier task of the same play may create them.
+            module.warn(
+                'policies: %s is not an ACL policy in Nomad yet; create it before this runs for real.'
+                % ', '.join(missing)
+            )
+        elif missing:
             raise PlanError(
                 'policies: %s is not an ACL policy in Nomad; create it first (nomad_acl_policy), or fix the name.'
                 % ', '.join(missing)

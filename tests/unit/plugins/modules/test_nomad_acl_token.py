@@ -1,6 +1,8 @@
 """nomad_acl_token's main() with a fake Nomad client: found by name, updated with its own secret, the secret
 returned only by the run that made it."""
 
+import json
+
 import pytest
 
 from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_acl_token
@@ -69,3 +71,9 @@ def test_check_mode_writes_nothing_and_predicts_the_variable(run_main, nomad):
 def test_an_unknown_policy_is_refused_before_the_write(run_main, nomad):
     failed = run_main(nomad_acl_token, {'name': 'ci', 'policies': ['p1', 'nope']})
     assert failed['failed'] and 'policies: nope is not an ACL policy' in failed['msg'] and nomad.writes() == []
+
+
+def test_check_mode_predicts_a_token_whose_policy_an_earlier_task_makes(run_main, nomad):
+    checked = run_main(nomad_acl_token, {'name': 'ci', 'policies': ['p1', 'nope']}, check=True)
+    assert checked['changed'] and 'failed' not in checked and nomad.writes() == []
+    assert 'nope is not an ACL policy in Nomad yet' in json.dumps(checked['warnings'])
