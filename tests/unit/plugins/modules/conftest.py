@@ -8,6 +8,7 @@ import json
 import os
 
 import pytest
+from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.nomad_zfs.csi.tests.unit.syslog_sink import SyslogSink
@@ -19,6 +20,9 @@ def run_main(capsys):
 
     def run(module, args, check=False, diff=False):
         args = dict(args, _ansible_check_mode=check, _ansible_diff=diff)
+        # A module process starts with none; in one test process they would pile up from earlier runs.
+        warnings._global_warnings.clear()
+        warnings._global_deprecations.clear()
         capsys.readouterr()
         with patch_module_args(args):
             with pytest.raises(SystemExit) as ended:
