@@ -2,23 +2,30 @@
 journald. The unit tests read what modules log in-process; the stack tests, what modules run by Ansible on this
 host logged."""
 
+import fcntl
 import os
 import socket
 
 SYSLOG_PATH = '/dev/log'
+# ansible-test units runs tests in several processes at once; one sink at a time can hold /dev/log.
+LOCK_PATH = '/tmp/nomad-zfs-csi-syslog-sink.lock'
+
+
+class Unavailable(Exception):
+    """Nothing can stand in for syslog here: not root, or a syslog daemon holds /dev/log."""
 
 
 class SyslogSink(object):
-    """with SyslogSink() as sink: ... sink.messages() is every message received so far."""
+    """sink = SyslogSink().open(); ... sink.messages() is every message received so far; sink.close()."""
 
-    @staticmethod
-    def unavailable():
-        """Why no sink can be bound here (a syslog daemon holds /dev/log, or this is not root), or None."""
-        if os.path.exists(SYSLOG_PATH) or os.geteuid() != 0:
-            return '%s is taken, or this is not root: nothing can stand in for syslog here' % SYSLOG_PATH
-        return None
-
-    def __enter__(self):
+    def open(self):
+        if os.geteuid() != 0:
+            raise Unavailable('this is not root, so nothing can bind %s' % SYSLOG_PATH)
+        self.lock = open(LOCK_PATH, 'w')
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        if os.path.exists(SYSLOG_PATH):  # another sink removes its socket before it lets go of the lock
+            self.lock.close()
+            raise Unavailable('a syslog daemon holds %s' % SYSLOG_PATH)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
         self.sock.bind(SYSLOG_PATH)
@@ -33,6 +40,7 @@ class SyslogSink(object):
             except BlockingIOError:
                 return list(self.received)
 
-    def __exit__(self, *exc):
+    def close(self):
         self.sock.close()
         os.unlink(SYSLOG_PATH)
+        self.lock.close()

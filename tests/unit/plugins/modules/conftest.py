@@ -11,7 +11,7 @@ import pytest
 from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.nomad_zfs.csi.tests.unit.syslog_sink import SyslogSink
+from ansible_collections.nomad_zfs.csi.tests.unit.syslog_sink import SyslogSink, Unavailable
 
 
 @pytest.fixture
@@ -39,10 +39,13 @@ def run_main(capsys):
 def syslog_capture():
     """SyslogSink's messages(), for a module run in-process. CI runs as root with /dev/log free; elsewhere the
     test says why it cannot run."""
-    why = SyslogSink.unavailable()
-    if why:
+    try:
+        sink = SyslogSink().open()
+    except Unavailable as e:
         if os.environ.get('CI'):
-            pytest.fail(why)
-        pytest.skip(why)
-    with SyslogSink() as sink:
+            pytest.fail(str(e))
+        pytest.skip(str(e))
+    try:
         yield sink.messages
+    finally:
+        sink.close()
