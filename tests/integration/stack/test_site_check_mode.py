@@ -60,7 +60,8 @@ def test_check_mode_on_the_converged_stack_changes_nothing_and_shows_no_secret(s
     assert nomad_state(stack) == nomad_before
     assert vm.sh('zpool history tank | wc -l').stdout == history_before
     logged = syslog.messages()
-    assert any('nomad_csi_volume' in m and 'Invoked with' in m for m in logged), logged[-3:]
+    # The sink heard this host's modules (the volume task itself is no_log, so its module logs nothing at all).
+    assert any('Invoked with' in m for m in logged), logged[-3:]
     assert CANARY not in run.stdout + run.stderr
     assert [m for m in logged if CANARY in m] == []
 
