@@ -5,6 +5,7 @@ host logged."""
 import fcntl
 import os
 import socket
+import threading
 
 SYSLOG_PATH = '/dev/log'
 # ansible-test units runs tests in several processes at once; one sink at a time can hold /dev/log.
@@ -27,20 +28,35 @@ class SyslogSink(object):
             self.lock.close()
             raise Unavailable('a syslog daemon holds %s' % SYSLOG_PATH)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
         self.sock.bind(SYSLOG_PATH)
-        self.sock.setblocking(False)
-        self.received = []
+        self.sock.settimeout(0.05)
+        self.received, self.done, self.reading = [], threading.Event(), threading.Lock()
+        # Read as they come: a datagram socket queues only net.unix.max_dgram_qlen messages (10 here), and a
+        # sender's syslog() then blocks until there is room.
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         return self
 
+    def _read(self):
+        while not self.done.is_set():
+            with self.reading:
+                try:
+                    self.received.append(self.sock.recv(1 << 20).decode('utf-8', 'replace'))
+                except (socket.timeout, BlockingIOError):
+                    pass
+
     def messages(self):
-        while True:
-            try:
-                self.received.append(self.sock.recv(1 << 20).decode('utf-8', 'replace'))
-            except BlockingIOError:
-                return list(self.received)
+        """Every message received so far, those already sent included."""
+        with self.reading:
+            while True:
+                try:
+                    self.received.append(self.sock.recv(1 << 20, socket.MSG_DONTWAIT).decode('utf-8', 'replace'))
+                except (socket.timeout, BlockingIOError):
+                    return list(self.received)
 
     def close(self):
+        self.done.set()
+        self.reader.join()
         self.sock.close()
         os.unlink(SYSLOG_PATH)
         self.lock.close()

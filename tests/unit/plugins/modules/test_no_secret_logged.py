@@ -3,6 +3,7 @@ AnsibleModule's real exit path with a recognisable secret, and neither what it p
 invocation.module_args) nor what it sent to /dev/log holds it."""
 
 import json
+import syslog
 
 import pytest
 
@@ -65,3 +66,10 @@ def test_the_invocation_shows_each_items_secrets_masked(run_main, nomad):
         'k': 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER',
         'foo': 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER',
     }
+
+
+def test_the_sink_takes_more_messages_than_a_socket_queues(syslog_capture):
+    # A sender blocks once net.unix.max_dgram_qlen (10 here) datagrams wait unread; an -vvv play sends many more.
+    for i in range(50):
+        syslog.syslog(syslog.LOG_INFO, 'nzc sink %d' % i)
+    assert [m for m in syslog_capture() if 'nzc sink' in m][-1].endswith('nzc sink 49')
