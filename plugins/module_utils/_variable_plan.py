@@ -17,6 +17,12 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import Plan
 PATH_RE = re.compile(r'^[a-zA-Z0-9_~\-/]{1,128}$')
 
 
+def is_variable_path(path):
+    """Whether Nomad takes path (leading and trailing slashes stripped) as a variable path."""
+    path = path.strip('/')
+    return bool(PATH_RE.match(path)) and '//' not in path
+
+
 def plan_variable(path, namespace, items, state, current):
     # type: (str, str, dict[str, str], str, dict | None) -> Plan
     """The calls that give variable path the items (state present) or remove it; current is Nomad's read or None.

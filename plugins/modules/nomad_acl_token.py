@@ -126,7 +126,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_token_plan impo
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import PATH_RE
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import is_variable_path
 
 
 def check_input(p):
@@ -139,7 +139,7 @@ def check_input(p):
     if p['type'] == 'management' and p['policies']:
         raise PlanError('a management token has no policies; drop policies, or use type=client.')
     variable = p['variable']
-    if variable and (not PATH_RE.match(variable['path'].strip('/')) or '//' in variable['path']):
+    if variable and not is_variable_path(variable['path']):
         raise PlanError(
             'variable.path %r is not a Nomad variable path; use letters, digits and _ ~ - / (at most 128).'
             % variable['path']

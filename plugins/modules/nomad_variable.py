@@ -84,12 +84,12 @@ modify_index:
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import PATH_RE, plan_variable
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import is_variable_path, plan_variable
 
 
 def check_input(p, path):
     """Refuse, naming the field and the fix, before any call."""
-    if not PATH_RE.match(path) or '//' in path:
+    if not is_variable_path(path):
         raise PlanError(
             'path %r is not a Nomad variable path; use letters, digits and _ ~ - / '
             '(at most 128), for example nomad/jobs/zfs-controller.' % p['path']

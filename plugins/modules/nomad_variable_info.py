@@ -68,11 +68,11 @@ modify_index:
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import PATH_RE
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._variable_plan import is_variable_path
 
 
 def read(module, path):
-    if not PATH_RE.match(path) or '//' in path:
+    if not is_variable_path(path):
         raise PlanError(
             'path %r is not a Nomad variable path; use letters, digits and _ ~ - / (at most 128), for example '
             'nomad-access/tokens/csi-operator.' % module.params['path']
