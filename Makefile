@@ -5,13 +5,15 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test unit sanity lint changelog pack integration molecule demo vm-start vm-stop nomad-start nomad-stop bench
+.PHONY: setup test unit sanity lint changelog pack integration integration-host integration-vm molecule demo vm-start vm-stop nomad-start nomad-stop bench
 
 setup:
 	bash scripts/setup.sh
 
-## The README's test command: set-up, then every check in order.
-test: setup unit sanity lint changelog pack integration molecule
+## The README's test command: set-up, unit and pack, then the rest in two lanes side by side (scripts/checks.sh):
+## sanity, lint, changelog and integration-host beside integration-vm and molecule.
+test: setup unit pack
+	bash scripts/checks.sh
 
 ## The unit tests twice: under the venv's pytest, and under ansible-test units as a collection user's CI runs them.
 unit:
@@ -36,9 +38,18 @@ changelog:
 pack:
 	$(VENV)/pytest -q -p no:cacheprovider tests/pack
 
+# The integration tests that need no VM: Nomad agents on this host.
+HOST_ONLY := tests/integration/acl tests/integration/host_volume
+
+## Every integration test, one lane after the other.
+integration: integration-host integration-vm
+
+integration-host:
+	$(VENV)/pytest -q -p no:cacheprovider --durations=10 $(HOST_ONLY)
+
 # ZFSVM_KEEP leaves the VM up for the Molecule scenario; `make vm-stop` stops it.
-integration:
-	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=25 tests/integration
+integration-vm:
+	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=25 tests/integration $(HOST_ONLY:%=--ignore=%)
 
 ## Runs after integration, which leaves the VM up for the scenario to reuse; its destroy stops it.
 molecule:

@@ -57,6 +57,16 @@ def ansible_env(**extra):
     return env
 
 
+def mitogen_env():
+    """Ansible settings for the tests' playbooks against the VM: mitogen's strategy keeps one Python in the guest
+    for the whole play, where the linear strategy starts one per task, which compiles Ansible's module_utils anew
+    each time and takes seconds on the emulated CPU. One-module `ansible` runs gain nothing from it and keep linear."""
+    import ansible_mitogen
+
+    plugins = Path(ansible_mitogen.__file__).parent / 'plugins' / 'strategy'
+    return {'ANSIBLE_STRATEGY_PLUGINS': str(plugins), 'ANSIBLE_STRATEGY': 'mitogen_linear'}
+
+
 class LocalResult(dict):
     """A module result from this host, plus what Ansible printed and its exit code."""
 
