@@ -10,9 +10,9 @@ export PATH := $(CURDIR)/$(VENV):$(PATH)
 setup:
 	bash scripts/setup.sh
 
-## The README's test command: set-up, unit and pack, then the rest in two lanes side by side (scripts/checks.sh):
-## sanity, lint, changelog and integration-host beside integration-vm and molecule.
-test: setup unit pack
+## The README's test command: set-up, then every check in two lanes side by side (scripts/checks.sh):
+## unit, sanity, lint, changelog, pack and integration-host beside integration-vm and molecule.
+test: setup
 	bash scripts/checks.sh
 
 ## The unit tests twice: under the venv's pytest, and under ansible-test units as a collection user's CI runs them.

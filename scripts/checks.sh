@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# make test's checks after unit and pack, in two lanes. The emulated VM keeps about one
-# core of two busy, so the checks that need no VM (sanity, lint, changelog, the
+# make test's checks after set-up, in two lanes. The emulated VM keeps about one core of
+# two busy, so the checks that need no VM (unit, sanity, lint, changelog, pack, the
 # integration tests against Nomad agents on this host) run beside the VM's lane
-# (integration on the VM, then Molecule, which reuses that VM). Each lane stops at its
-# first failure; the host lane's lines carry a "[host]" prefix; both lanes always finish.
+# (integration on the VM, then Molecule, which reuses that VM), which starts at once.
+# Each lane stops at its first failure; the host lane's lines carry a "[host]" prefix;
+# both lanes always finish.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 
-(make --no-print-directory sanity lint changelog integration-host 2>&1 | sed -u 's/^/[host] /') &
+(make --no-print-directory unit sanity lint changelog pack integration-host 2>&1 | sed -u 's/^/[host] /') &
 host=$!
 make --no-print-directory integration-vm molecule
 vm_rc=$?
