@@ -6,7 +6,8 @@
 
 NomadModule.apply(steps, retry=csi_write_retryable) makes such a call again for up to RETRY_SECONDS:
 - Nomad's 500 "plugin has no controller", seen in CI on a fresh dev agent right after the plugin read healthy
-  (once for more than 30 s on a busy emulated VM); Nomad refuses before calling the plugin.
+  (once for more than 30 s on a busy emulated VM), and its 500 "no healthy controllers for CSI plugin", seen while
+  the controller task restarted (its variable changed) under a create; Nomad refuses before calling the plugin.
 - The plugin's gRPC Aborted, which CSI defines as "an operation is pending for this volume, retry": democratic-csi
   answers it to a DeleteVolume that arrives while the node still unstages the volume for an allocation that just
   stopped.
@@ -20,6 +21,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 NO_CONTROLLER = 'plugin has no controller'
+NO_HEALTHY_CONTROLLER = 'no healthy controllers for CSI plugin'
 ABORTED = 'code = Aborted'
 UNAVAILABLE = 'code = Unavailable'
 RETRY_SECONDS = 120
@@ -28,5 +30,8 @@ RETRY_SECONDS = 120
 def csi_write_retryable(error):
     """Whether a NomadError from a CSI write is one of the passing answers above."""
     return error.status == 500 and (
-        error.nomad_error.endswith(NO_CONTROLLER) or ABORTED in error.nomad_error or UNAVAILABLE in error.nomad_error
+        error.nomad_error.endswith(NO_CONTROLLER)
+        or error.nomad_error.startswith(NO_HEALTHY_CONTROLLER)
+        or ABORTED in error.nomad_error
+        or UNAVAILABLE in error.nomad_error
     )
