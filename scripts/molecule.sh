@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 rmdir molecule 2>/dev/null || true
 # The key of the VM the integration tests left up, in the same cache they use.
 export ZFSVM_KEY=${ZFSVM_KEY:-${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/zfsvm/run/id_ed25519}
-# mitogen's strategy: one guest Python per play, not one per task (tests/integration/zfsvm_client.py, mitogen_env).
-ANSIBLE_STRATEGY_PLUGINS=$(.venv/bin/python -c 'import ansible_mitogen, os; print(os.path.dirname(ansible_mitogen.__file__))')/plugins/strategy
-export ANSIBLE_STRATEGY_PLUGINS ANSIBLE_STRATEGY=mitogen_linear
+# The stack tests' mitogen settings (tests/integration/zfsvm_client.py, mitogen_env says why).
+mitogen=$(.venv/bin/python -c 'import shlex, sys; sys.path.insert(0, "tests/integration"); from zfsvm_client import mitogen_env
+for name, value in mitogen_env().items(): print("export %s=%s" % (name, shlex.quote(value)))')
+eval "$mitogen"
 scenarios=("$@")
 # csi_plugin first: it reuses the VM the integration tests left up, and storage_host's
 # prepare starts from a clean tank/nomad and its destroy stops the VM.
