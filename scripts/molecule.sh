@@ -5,19 +5,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # An empty ./molecule (left by tools) would make Molecule ignore extensions/molecule.
 rmdir molecule 2>/dev/null || true
-# The key of the VM the integration tests left up, in the same cache they use.
-export ZFSVM_KEY=${ZFSVM_KEY:-${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/zfsvm/run/id_ed25519}
+# The key of the VM the integration tests left up, in the same cache and run dir they use.
+export ZFSVM_KEY=${ZFSVM_KEY:-${ZFSVM_RUN_DIR:-${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/zfsvm/run}/id_ed25519}
 # The stack tests' mitogen settings (tests/integration/zfsvm_client.py, mitogen_env says why).
 mitogen=$(.venv/bin/python -c 'import shlex, sys; sys.path.insert(0, "tests/integration"); from zfsvm_client import mitogen_env
 for name, value in mitogen_env().items(): print("export %s=%s" % (name, shlex.quote(value)))')
 eval "$mitogen"
 scenarios=("$@")
 # csi_plugin first: it reuses the VM the integration tests left up, and storage_host's
-# prepare starts from a clean tank/nomad and its destroy stops the VM.
+# prepare starts from a clean tank/nomad and its destroy stops the VM. make test runs each in its own lane, on
+# its own VM (scripts/checks.sh).
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(csi_plugin storage_host)
+# make test runs the two scenarios in two lanes; Molecule's prerun reinstalls this collection into
+# ~/.ansible/collections, so two scenarios at once would each see the other's half-written copy.
+exec 8>"${TMPDIR:-/tmp}/nomad-zfs-csi-molecule.lock"
 for scenario in "${scenarios[@]}"; do
   log=$(mktemp)
+  flock 8
   .venv/bin/molecule test -s "$scenario" 2>&1 | tee "$log"
+  flock -u 8
   grep -qE '[0-9]+ passed' "$log" || { echo "molecule: scenario $scenario ran no verifier tests" >&2; exit 1; }
   rm -f "$log"
 done
