@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Nomad half of the local default stack: `nomad agent -dev` inside the ZFS VM,
 # where volumes can be mounted (this host's kernel has no NFS or ZFS). Its HTTP API
-# is forwarded to 127.0.0.1:4646 here, so Ansible, the modules and nomad-pack run
-# on this host as they would against any cluster.
+# is forwarded to 127.0.0.1:4646 here (the VM's ZFSVM_NOMAD_PORT), so Ansible, the
+# modules and nomad-pack run on this host as they would against any cluster.
+# ZFSVM_RUN_DIR picks the VM, as for zfsvm.sh; make test runs a second one.
 # ACLs are on: start bootstraps them and keeps the management token in $TOKEN_FILE (`nomad-dev.sh
 # token` prints it). Only site.yml's nomad_access play and the tests' own checks use it; the playbook's
 # other plays run on the operators' tokens that play makes, and the demo's workload on a submitter's.
@@ -11,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ZFSVM=tests/zfsvm/zfsvm.sh
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
-TOKEN_FILE=$CACHE/nomad-dev/management.token
+# In the VM's run dir, which its next boot empties: a new VM has a new agent.
+TOKEN_FILE=${ZFSVM_RUN_DIR:-$CACHE/zfsvm/run}/nomad-management.token
 # Short: a CSI plugin's socket path under it must fit the 108-byte unix socket limit.
 DATA_DIR=/var/lib/nzc-nomad
 log() { printf '[nomad-dev] %s\n' "$*" >&2; }
@@ -23,13 +25,14 @@ api() { curl -sf -H @<(printf 'X-Nomad-Token: %s\n' "$(cat "$TOKEN_FILE")") "$@"
 # raw_exec runs democratic-csi from the tools disk; exec runs workloads, the only
 # driver here that can mount a CSI volume into a task.
 agent_config() {
+  local port=$1
   cat <<HCL
 bind_addr = "0.0.0.0"
 data_dir  = "$DATA_DIR"
 # The address the CLI on this host reaches the client at for logs and exec: the
 # forwarded port, not the VM's own 10.0.2.15, which means this host from here.
 advertise {
-  http = "127.0.0.1:4646"
+  http = "127.0.0.1:$port"
 }
 client {
   # Where the host_volume_plugin role installs the zfs-dataset plugin (-dev sets none).
@@ -75,7 +78,7 @@ start() {
   local a; a=$(addr)
   # An agent that died leaves its plugin processes and mounts; -dev state is in memory only.
   clean
-  agent_config | bash "$ZFSVM" ssh "mkdir -p /etc/nzc && cat >/etc/nzc/nomad.hcl"
+  agent_config "${a##*:}" | bash "$ZFSVM" ssh "mkdir -p /etc/nzc && cat >/etc/nzc/nomad.hcl"
   # A transient systemd unit outlives this SSH session and is stopped by name.
   bash "$ZFSVM" ssh "systemctl reset-failed nzc-nomad 2>/dev/null; systemd-run --unit=nzc-nomad --collect \
     /opt/nzc/bin/nomad agent -dev -config /etc/nzc/nomad.hcl >/dev/null 2>&1"

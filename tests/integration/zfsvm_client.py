@@ -17,8 +17,6 @@ REPO = Path(__file__).resolve().parents[2]
 ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
 COLLECTIONS = REPO / 'build' / 'collections'
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
-# The local stack's Nomad has ACLs on; scripts/nomad-dev.sh bootstraps them at each start and keeps this token here.
-MANAGEMENT_TOKEN = CACHE / 'nomad-dev' / 'management.token'
 # The Ansible that belongs to the interpreter running the tests.
 BIN = Path(sys.executable).parent
 # Counts every zfs process a module starts; the modules find it first on PATH.
@@ -141,6 +139,9 @@ class Vm:
 
     def __init__(self, facts, workdir):
         self.port, self.key, self.pool = facts['ZFSVM_PORT'], facts['ZFSVM_KEY'], facts['ZFSVM_POOL']
+        # Nomad's API as forwarded to this host, for the agent scripts/nomad-dev.sh runs in this VM.
+        self.nomad_addr = facts['ZFSVM_NOMAD_ADDR']
+        self.run_dir = Path(self.key).parent
         self.inventory = workdir / 'inventory.ini'
         self.inventory.write_text(
             '[zfs]\nzfsvm ansible_host=127.0.0.1 ansible_port=%s ansible_user=root '
@@ -178,6 +179,9 @@ class Vm:
         return self.sh('cat /run/zfs-calls.log 2>/dev/null || true').stdout.splitlines()
 
 
-def management_token():
-    """The local stack's management token; read each time, since every start of the dev agent makes a new one."""
-    return MANAGEMENT_TOKEN.read_text().strip()
+def management_token(run_dir=None):
+    """The local stack's management token: its Nomad has ACLs on, and scripts/nomad-dev.sh bootstraps them at each
+    start and keeps the token in the VM's run dir (ZFSVM_RUN_DIR's, by default). Read each time, since every start
+    of the dev agent makes a new one."""
+    run_dir = run_dir or os.environ.get('ZFSVM_RUN_DIR') or CACHE / 'zfsvm' / 'run'
+    return (Path(run_dir) / 'nomad-management.token').read_text().strip()

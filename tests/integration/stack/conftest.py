@@ -28,15 +28,17 @@ class Stack(object):
     site.yml gets none, as in `make demo`, and runs on the tokens its nomad_access play makes.
     """
 
-    address = 'http://127.0.0.1:4646'
-
     def __init__(self, vm):
         self.vm = vm
-        self.base_env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=self.address)
+        self.address = vm.nomad_addr
+        # inventories/local reads ZFSVM_NOMAD_ADDR as well: make test runs two stacks side by side.
+        self.base_env = ansible_env(
+            ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, ZFSVM_NOMAD_ADDR=vm.nomad_addr, NOMAD_ADDR=vm.nomad_addr
+        )
 
     @property
     def management(self):
-        return management_token()
+        return management_token(self.vm.run_dir)
 
     @property
     def env(self):

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 
-NOMAD = 'http://127.0.0.1:4646'
+NOMAD = os.environ.get('ZFSVM_NOMAD_ADDR') or 'http://127.0.0.1:4646'  # as inventories/local reads it
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 
 
 @pytest.fixture(scope='session')
 def nomad_api():
-    token = (CACHE / 'nomad-dev' / 'management.token').read_text().strip()
+    run_dir = Path(
+        os.environ.get('ZFSVM_RUN_DIR') or CACHE / 'zfsvm' / 'run'
+    )  # the VM's, as scripts/nomad-dev.sh keeps it
+    token = (run_dir / 'nomad-management.token').read_text().strip()
 
     def get(path, token=token):
         request = urllib.request.Request(NOMAD + path, headers={'X-Nomad-Token': token})
