@@ -1,40 +1,39 @@
-#!/usr/bin/python3 -IS
+#!/bin/sh
 # Installed by the nomad_zfs.csi host_volume_plugin role as <host_volume_plugin_dir>/zfs-dataset;
 # changes here are overwritten. GNU General Public License v3.0+ (see the collection's LICENSE
 # or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A Nomad dynamic host volume plugin: each volume is a quota'd ZFS dataset.
-
-Nomad runs this as root with `fingerprint`, `create` or `delete` as its argument
-and the request in DHV_* variables, and nothing else in the environment (no
-PATH), so every program is called by absolute path and with an argv list.
-
-- create makes <parent>/<namespace>/<name> with refquota from the capacity and the
-  allowlisted parameters, marks it with the volume's ID, and prints its
-  mountpoint and size. Nomad repeats create for every volume at each agent
-  start and to update one, so a repeat changes only what differs.
-- delete destroys only a dataset carrying this volume's mark, never
-  recursively, and its snapshots only when the volume's parameters say so.
-- Every refusal happens before the first zfs process and is printed as
-  {"error": "..."}, which Nomad shows to whoever asked.
-
-The parent comes from a root-owned file the role writes, one line:
-  parent=tank/nomad/volumes
+#
+# sh runs the lines up to exec, and Python the whole file, to which those lines are one string.
+# Nomad gives the fingerprint one second and does not retry it; a Python start alone took longer
+# on a loaded host, so sh answers it. Everything else runs in python3 -I -S.
+""":"
+[ "$1" = fingerprint ] && { echo '{"version": "0.1.0"}'; exit 0; }
+exec /usr/bin/python3 -IS "$0" "$@"
 """
 
+# A Nomad dynamic host volume plugin: each volume is a quota'd ZFS dataset.
+#
+# Nomad runs this as root with `fingerprint`, `create` or `delete` as its argument
+# and the request in DHV_* variables, and nothing else in the environment (no
+# PATH), so every program is called by absolute path and with an argv list.
+#
+# - create makes <parent>/<namespace>/<name> with refquota from the capacity and the
+#   allowlisted parameters, marks it with the volume's ID, and prints its
+#   mountpoint and size. Nomad repeats create for every volume at each agent
+#   start and to update one, so a repeat changes only what differs.
+# - delete destroys only a dataset carrying this volume's mark, never
+#   recursively, and its snapshots only when the volume's parameters say so.
+# - Every refusal happens before the first zfs process and is printed as
+#   {"error": "..."}, which Nomad shows to whoever asked.
+#
+# The parent comes from a root-owned file the role writes, one line:
+#   parent=tank/nomad/volumes
+
+import json
+import os
+import re
+import subprocess
 import sys
-
-VERSION = '0.1.0'
-
-# Nomad gives the fingerprint one second; answer before importing anything else
-# (the interpreter starts with -I -S for the same reason).
-if __name__ == '__main__' and sys.argv[1:] == ['fingerprint']:
-    sys.stdout.write('{"version": "%s"}\n' % VERSION)
-    sys.exit(0)
-
-import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
-import subprocess  # noqa: E402
 
 ZFS = '/usr/sbin/zfs'
 CONF = '/etc/nomad-zfs-csi/host-volume.conf'
@@ -253,7 +252,9 @@ def _missing(line):
 def run(operation, env, conf_text, zfs):
     """Do one operation; return what to print as JSON."""
     if operation not in ('create', 'delete'):
-        raise PluginError('unknown operation %r; Nomad sends fingerprint, create or delete' % operation)
+        raise PluginError(
+            'unknown operation %r; Nomad sends create or delete here (sh answers fingerprint)' % operation
+        )
     parent = read_parent(conf_text)
     request = parse_request(env, parent)
     dataset = request['dataset']

@@ -94,8 +94,8 @@ class Agent(object):
             return False
         if PLUGIN_ATTRIBUTE in self.api('/v1/node/' + ready[0]['ID'])['Attributes']:
             return True
-        # Nomad gives a fingerprint one second and does not retry one that failed, which the emulated CPU
-        # sometimes needs for the interpreter alone: have it fingerprint again, as the role does, every 10 s.
+        # Nomad gives a fingerprint one second and does not retry one that failed (the plugin's sh answers well
+        # within it, but the agent itself may be slow to run it): fingerprint again, as the role does, every 10 s.
         if time.monotonic() - self.hupped > 10:
             self.vm.sh('systemctl kill --kill-who=main --signal=HUP %s' % UNIT, check=False)
             self.hupped = time.monotonic()
