@@ -82,7 +82,7 @@ EOH
         id                     = "zfs"
         type                   = "controller"
         mount_dir              = "/csi"
-        health_timeout         = "2m"
+        health_timeout         = "5m"
         stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/node/zfs"
       }
 

@@ -66,7 +66,7 @@ EOH
         id                     = "zfs-local"
         type                   = "monolith"
         mount_dir              = "/csi"
-        health_timeout         = "2m"
+        health_timeout         = "5m"
         stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/monolith/zfs-local"
       }
 
