@@ -166,6 +166,8 @@ boot_once() {
   qemu-img create -q -f qcow2 -F raw -b "$IMAGE_DIR/root.img" "$RUN_DIR/root.qcow2"
   truncate -s "${ZFSVM_POOL_SIZE:-4G}" "$RUN_DIR/pool.img"
   port=$(free_port); echo "$port" >"$RUN_DIR/port"
+  # status reads it back, so that a caller without ZFSVM_NOMAD_PORT is told the port this boot forwarded.
+  echo "$NOMAD_PORT" >"$RUN_DIR/nomad_port"
   if [ "${ZFSVM_KVM:-0}" = 1 ]; then accel=(-accel kvm -cpu "${ZFSVM_KVM_CPU:-host}"); fi
   # No "quiet": when a boot stalls, the console log shows where.
   qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
@@ -230,7 +232,7 @@ stop() {
 status() {
   running || { log "not running"; return 3; }
   printf 'ZFSVM_HOST=127.0.0.1\nZFSVM_PORT=%s\nZFSVM_KEY=%s\nZFSVM_POOL=%s\nZFSVM_NOMAD_ADDR=%s\n' \
-    "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL" "http://127.0.0.1:$NOMAD_PORT"
+    "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL" "http://127.0.0.1:$(cat "$RUN_DIR/nomad_port" 2>/dev/null || echo "$NOMAD_PORT")"
 }
 
 KEY=$( { declare -f build mirror; echo "$PACKAGES $ZFS_SUITE"; } | sha256sum | cut -c1-16)

@@ -33,7 +33,11 @@ class Stack(object):
         self.address = vm.nomad_addr
         # inventories/local reads ZFSVM_NOMAD_ADDR as well: make test runs two stacks side by side.
         self.base_env = ansible_env(
-            ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, ZFSVM_NOMAD_ADDR=vm.nomad_addr, NOMAD_ADDR=vm.nomad_addr
+            ZFSVM_PORT=vm.port,
+            ZFSVM_KEY=vm.key,
+            ZFSVM_RUN_DIR=vm.run_dir,
+            ZFSVM_NOMAD_ADDR=vm.nomad_addr,
+            NOMAD_ADDR=vm.nomad_addr,
         )
 
     @property
