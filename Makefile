@@ -5,7 +5,7 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test unit sanity lint changelog pack integration integration-host integration-vm integration-vm1 integration-vm2 molecule demo vm-start vm-stop nomad-start nomad-stop bench
+.PHONY: setup test unit sanity lint changelog pack integration integration-host integration-vm molecule demo vm-start vm-stop nomad-start nomad-stop bench
 
 setup:
 	bash scripts/setup.sh
@@ -50,16 +50,6 @@ integration-host:
 # ZFSVM_KEEP leaves the VM up for the Molecule scenarios; `make vm-stop` stops it.
 integration-vm:
 	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=25 tests/integration $(HOST_ONLY:%=--ignore=%)
-
-# make test's two VMs (scripts/checks.sh), each with a Nomad of its own when a test needs it: the second runs the
-# ZFS modules' tests (no Nomad), then SECOND_STACK on its own stack; the first runs the other stack tests.
-SECOND_STACK := tests/integration/stack/test_csi_sanity.py tests/integration/stack/test_zfs_local.py
-
-integration-vm1:
-	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=25 tests/integration/stack $(SECOND_STACK:%=--ignore=%)
-
-integration-vm2:
-	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=25 tests/integration/zfs $(SECOND_STACK)
 
 ## Runs after integration, which leaves the VM up for the scenarios to reuse; storage_host's destroy stops it.
 ## SCENARIOS picks some (csi_plugin, storage_host); both by default.

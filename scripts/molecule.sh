@@ -13,17 +13,11 @@ for name, value in mitogen_env().items(): print("export %s=%s" % (name, shlex.qu
 eval "$mitogen"
 scenarios=("$@")
 # csi_plugin first: it reuses the VM the integration tests left up, and storage_host's
-# prepare starts from a clean tank/nomad and its destroy stops the VM. make test runs each in its own lane, on
-# its own VM (scripts/checks.sh).
+# prepare starts from a clean tank/nomad and its destroy stops the VM.
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(csi_plugin storage_host)
-# make test runs the two scenarios in two lanes; Molecule's prerun reinstalls this collection into
-# ~/.ansible/collections, so two scenarios at once would each see the other's half-written copy.
-exec 8>"${TMPDIR:-/tmp}/nomad-zfs-csi-molecule.lock"
 for scenario in "${scenarios[@]}"; do
   log=$(mktemp)
-  flock 8
   .venv/bin/molecule test -s "$scenario" 2>&1 | tee "$log"
-  flock -u 8
   grep -qE '[0-9]+ passed' "$log" || { echo "molecule: scenario $scenario ran no verifier tests" >&2; exit 1; }
   rm -f "$log"
 done

@@ -82,25 +82,25 @@ class Stack(object):
             )
         return proc
 
-    def playbook(self, path, *flags, extra=None):
+    def playbook(self, path, *flags, extra=None, mitogen=True):
         """A playbook with the local inventory as `make demo` runs it (no token in the environment), with
         ansible-playbook's flags and extra vars, given in a file so that no secret is in any process's argv;
-        under mitogen's strategy (mitogen_env)."""
+        under mitogen's strategy unless told (mitogen_env)."""
         with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
             json.dump(extra or {}, extra_file)
             extra_file.flush()
             argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
             return subprocess.run(
                 argv + ['-e', '@' + extra_file.name] + list(flags),
-                env=dict(self.base_env, **mitogen_env()),
+                env=dict(self.base_env, **(mitogen_env() if mitogen else {})),
                 capture_output=True,
                 text=True,
                 timeout=1800,
                 check=False,
             )
 
-    def site(self, *flags, extra=None):
-        return self.playbook(REPO / 'playbooks' / 'site.yml', *flags, extra=extra)
+    def site(self, *flags, extra=None, mitogen=True):
+        return self.playbook(REPO / 'playbooks' / 'site.yml', *flags, extra=extra, mitogen=mitogen)
 
     def csi_plugin_role(self, extra):
         """The csi_plugin role alone (csi_plugin_only.yml), with these extra vars."""
