@@ -5,8 +5,8 @@
 # (integration on the VM, then Molecule, which reuses that VM), which starts at once.
 # Each lane stops at its first failure; the host lane's lines carry a "[host]" prefix;
 # both lanes always finish.
-# A second VM for part of the VM's lane was measured and dropped: with both VMs and the host's
-# checks, the host was 99 % busy, and the VM lane's own tests slowed down more than they gained.
+# A second VM for part of the VM's lane was measured and dropped: with both VMs running, the host
+# was 99 % busy and the first VM's tests took about three times as long (README, Tests).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 
