@@ -3,7 +3,7 @@
 # where volumes can be mounted (this host's kernel has no NFS or ZFS). Its HTTP API
 # is forwarded to 127.0.0.1:4646 here (the VM's ZFSVM_NOMAD_PORT), so Ansible, the
 # modules and nomad-pack run on this host as they would against any cluster.
-# ZFSVM_RUN_DIR picks the VM, as for zfsvm.sh; make test runs a second one.
+# ZFSVM_RUN_DIR picks the VM, as for zfsvm.sh.
 # ACLs are on: start bootstraps them and keeps the management token in $TOKEN_FILE (`nomad-dev.sh
 # token` prints it). Only site.yml's nomad_access play and the tests' own checks use it; the playbook's
 # other plays run on the operators' tokens that play makes, and the demo's workload on a submitter's.

@@ -31,7 +31,7 @@ class Stack(object):
     def __init__(self, vm):
         self.vm = vm
         self.address = vm.nomad_addr
-        # inventories/local reads ZFSVM_NOMAD_ADDR as well: make test runs two stacks side by side.
+        # inventories/local reads ZFSVM_NOMAD_ADDR too, for a VM other than the default one.
         self.base_env = ansible_env(
             ZFSVM_PORT=vm.port,
             ZFSVM_KEY=vm.key,

@@ -13,10 +13,9 @@ CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nom
 
 @pytest.fixture(scope='session')
 def nomad_api():
-    run_dir = Path(
-        os.environ.get('ZFSVM_RUN_DIR') or CACHE / 'zfsvm' / 'run'
-    )  # the VM's, as scripts/nomad-dev.sh keeps it
-    token = (run_dir / 'nomad-management.token').read_text().strip()
+    # scripts/nomad-dev.sh keeps it in the VM's run dir, beside the key scripts/molecule.sh exports.
+    key = Path(os.environ.get('ZFSVM_KEY') or CACHE / 'zfsvm' / 'run' / 'id_ed25519')
+    token = (key.parent / 'nomad-management.token').read_text().strip()
 
     def get(path, token=token):
         request = urllib.request.Request(NOMAD + path, headers={'X-Nomad-Token': token})
