@@ -169,12 +169,10 @@ boot_once() {
   # status reads it back, so that a caller without ZFSVM_NOMAD_PORT is told the port this boot forwarded.
   echo "$NOMAD_PORT" >"$RUN_DIR/nomad_port"
   if [ "${ZFSVM_KVM:-0}" = 1 ]; then accel=(-accel kvm -cpu "${ZFSVM_KVM_CPU:-host}"); fi
-  # No "quiet": when a boot stalls, the console log shows where. "norandmaps" turns off address
-  # space randomisation in this test VM: qemu 7.2's TCG keys translated code by virtual address, so
-  # with it every process translated ld.so, libc and its own code afresh (2,575 blocks for one
-  # /bin/true); without it a fork and exec takes 12 ms instead of 45 and a `zfs get` 85 ms instead of 200.
-  # "init_on_alloc=0" drops Debian's hardening default of zeroing every kernel allocation, which the
-  # emulated CPU pays for on each fork: a fork and exec 10 ms to 8, a `zfs get` 75 ms to 55 (quiet host).
+  # No "quiet": when a boot stalls, the console log shows where. "norandmaps": qemu 7.2's TCG keys
+  # translated code by virtual address, so with address space randomisation every process translated
+  # ld.so and libc afresh. "init_on_alloc=0": the emulated CPU zeroed every kernel allocation. Test VM
+  # only; the README (Tests) has the figures.
   qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
     -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
     -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 norandmaps init_on_alloc=0" \
