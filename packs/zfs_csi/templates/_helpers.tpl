@@ -73,7 +73,9 @@ sshConnection:
   port: [[ var "ssh_port" $ctx ]]
   username: [[ var "ssh_username" $ctx | quote ]]
   privateKey: |
-{{ with nomadVar "[[ coalesce (var "secrets_variable_path" $ctx) (printf "nomad/jobs/%s" .job) ]]" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
+[[- /* trimSpace: a key stored from its file (with the newline) or by site.yml (without) renders the same, so
+       storing the same key again does not restart the plugin. */]]
+{{ with nomadVar "[[ coalesce (var "secrets_variable_path" $ctx) (printf "nomad/jobs/%s" .job) ]]" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 [[- end ]]
 zfs:
   cli:

@@ -179,9 +179,10 @@ def wrong_ssh_key(stack, vm):
     """The plugin's secret replaced by a key the storage host never authorised; restored afterwards."""
     key = vm.workdir / 'id_wrong'
     subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(key)], check=True)
+    stored = stack.get('/v1/var/' + SECRETS)['Items']
     stack.module('nomad_variable', {'path': SECRETS, 'items': {'ssh_private_key': key.read_text()}})
     yield
-    stack.module('nomad_variable', {'path': SECRETS, 'items': {'ssh_private_key': open(vm.key).read()}})
+    stack.module('nomad_variable', {'path': SECRETS, 'items': stored})  # exactly what site.yml stored
     stack.wait_healthy()
 
 

@@ -30,15 +30,28 @@ def printed_steps(stack, cwd, var_files):
     return [line.strip() for line in outputs.splitlines() if line.startswith('     ') and line.strip()]
 
 
+def plugin_restarts(stack):
+    """Each running plugin allocation's task restarts: a re-rendered template restarts democratic-csi, and a
+    volume created meanwhile fails."""
+    running = [
+        stack.get('/v1/allocation/' + a['ID'])
+        for job in ('zfs-controller', 'zfs-node')
+        for a in stack.get('/v1/job/%s/allocations' % job)
+        if a['ClientStatus'] == 'running'
+    ]
+    return {a['ID']: {t: s['Restarts'] for t, s in a['TaskStates'].items()} for a in running}
+
+
 def test_the_printed_next_steps_create_the_volumes(stack, vm, tmp_path):
     (tmp_path / 'packs').symlink_to(REPO / 'packs')
     (tmp_path / 'stack.hcl').write_text(STACK_VARS.read_text() + VOLUMES)
     steps = printed_steps(stack, tmp_path, ['stack.hcl'])
     # Two var puts (each job's own variable), plugin status, render, the module.
     assert [s.split()[0] for s in steps] == ['nomad', 'nomad', 'nomad', 'nomad-pack', 'ansible'], steps
-    # The key the stack's controller uses already, without the newline that site.yml's file lookup strips,
-    # so the variable's content and the plugin stay as they are.
-    (tmp_path / 'id_ed25519').write_text(open(stack.env['ZFSVM_KEY']).read().rstrip('\n'))
+    # The key file the stack's plugin uses already, as ssh-keygen wrote it: site.yml stored it without the
+    # final newline, and the plugin's templates render both alike, so the var puts restart nothing.
+    (tmp_path / 'id_ed25519').write_text(open(stack.env['ZFSVM_KEY']).read())
+    restarts = plugin_restarts(stack)
     env = dict(stack.env, PATH='%s:%s:%s' % (CACHE_BIN, REPO / '.venv' / 'bin', stack.env['PATH']))
     for step in steps:
         ran = subprocess.run(
@@ -59,3 +72,5 @@ def test_the_printed_next_steps_create_the_volumes(stack, vm, tmp_path):
         shlex.split(steps[-1]), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False
     )
     assert again.returncode == 0 and '"changed": false' in again.stdout, again.stdout
+    # Last, some seconds after the var puts: Nomad re-renders a changed template after a short wait.
+    assert plugin_restarts(stack) == restarts

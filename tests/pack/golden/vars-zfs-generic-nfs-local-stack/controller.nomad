@@ -46,7 +46,7 @@ sshConnection:
   port: 22
   username: "csi"
   privateKey: |
-{{ with nomadVar "nomad/jobs/zfs-controller" }}{{ .ssh_private_key.Value | indent 4 }}{{ end }}
+{{ with nomadVar "nomad/jobs/zfs-controller" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 zfs:
   cli:
     sudoEnabled: false
