@@ -78,6 +78,8 @@ SRC
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends linux-image-amd64 linux-headers-amd64
     apt-get install -y -qq --no-install-recommends -t $ZFS_SUITE zfs-dkms zfsutils-linux
+    # The zfs_replication role's engine, so that tests need no mirror.
+    apt-get install -y -qq --no-install-recommends sanoid
     apt-get clean
   " >"$work/chroot.log" 2>&1 || { tail -30 "$work/chroot.log" >&2; die "chroot install failed (log: $work/chroot.log)"; }
   ls "$root"/lib/modules/*/updates/dkms/zfs.ko* >/dev/null 2>&1 || die "zfs.ko was not built (log: $work/chroot.log)"

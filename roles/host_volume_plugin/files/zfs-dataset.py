@@ -22,7 +22,8 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #   mountpoint and size. Nomad repeats create for every volume at each agent
 #   start and to update one, so a repeat changes only what differs.
 # - delete destroys only a dataset carrying this volume's mark, never
-#   recursively, and its snapshots only when the volume's parameters say so.
+#   recursively, and its snapshots only when the volume's parameters say so
+#   (the schedule's own, sanoid's autosnap_*, always go with it).
 # - Every refusal happens before the first zfs process and is printed as
 #   {"error": "..."}, which Nomad shows to whoever asked.
 #
@@ -38,6 +39,8 @@ import sys
 ZFS = '/usr/sbin/zfs'
 CONF = '/etc/nomad-zfs-csi/host-volume.conf'
 MARK = 'nomad-zfs-csi:host-volume-id'
+# The prefix of the snapshots sanoid takes on the zfs_replication role's schedule.
+SCHEDULED = 'autosnap_'
 
 # Names become one dataset component each: no '/', '@', '..', spaces or leading '-'.
 NAME_RE = re.compile(r'^[A-Za-z0-9_:][A-Za-z0-9_.:-]{0,99}$')
@@ -196,11 +199,12 @@ def plan_delete(request, current, snapshots):
     if current is None:
         return []
     _refuse_foreign(request, current)
-    if snapshots and not request['delete_snapshots']:
+    # sanoid's (the zfs_replication role's schedule) go with the volume; anyone else's need the volume's word.
+    kept = [snapshot for snapshot in snapshots if not snapshot.split('@', 1)[1].startswith(SCHEDULED)]
+    if kept and not request['delete_snapshots']:
         raise PluginError(
             '%s has %d snapshot(s) (%s); destroy them first, or set parameter delete_snapshots = "true" '
-            'in the volume specification to take them with it'
-            % (request['dataset'], len(snapshots), ', '.join(snapshots))
+            'in the volume specification to take them with it' % (request['dataset'], len(kept), ', '.join(kept))
         )
     # One by one and never -r or -R: a snapshot with clones stops the delete, and so does a child.
     return [[ZFS, 'destroy', snapshot] for snapshot in snapshots] + [[ZFS, 'destroy', request['dataset']]]

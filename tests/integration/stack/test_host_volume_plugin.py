@@ -12,6 +12,8 @@ from zfsvm_client import changed
 HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
 PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
 MARK = 'nomad-zfs-csi:host-volume-id'
+# A snapshot as sanoid names it on the zfs_replication role's schedule.
+SCHEDULED = '@autosnap_2026-11-25_09:00:00_hourly'
 
 
 def dataset(name, namespace='default'):
@@ -112,6 +114,7 @@ def test_a_dataset_the_plugin_did_not_make_is_neither_taken_nor_destroyed(stack,
 def test_delete_refuses_a_volume_with_snapshots_until_the_volume_says_to_take_them(stack, host_volume):
     made = host_volume('t-hv-snap')
     stack.vm.zfs('snapshot', dataset('t-hv-snap') + '@before')
+    stack.vm.zfs('snapshot', dataset('t-hv-snap') + SCHEDULED)  # the zfs_replication role's, which is not counted
     refused = stack.module('nomad_host_volume', {'name': 't-hv-snap', 'state': 'deleted'})
     assert refused.failed and 'has 1 snapshot(s) (%s@before)' % dataset('t-hv-snap') in refused['msg'], refused
     assert stack.vm.zfs('list', '-t', 'all', dataset('t-hv-snap') + '@before', check=False).returncode == 0
@@ -122,6 +125,14 @@ def test_delete_refuses_a_volume_with_snapshots_until_the_volume_says_to_take_th
     gone = stack.module('nomad_host_volume', {'name': 't-hv-snap', 'state': 'deleted'})
     assert gone['changed'], gone
     assert stack.vm.zfs('list', '-t', 'all', dataset('t-hv-snap'), check=False).returncode == 1
+
+
+def test_delete_takes_the_schedules_snapshots_with_the_volume(stack, host_volume):
+    host_volume('t-hv-sched')
+    stack.vm.zfs('snapshot', dataset('t-hv-sched') + SCHEDULED)
+    gone = stack.module('nomad_host_volume', {'name': 't-hv-sched', 'state': 'deleted'})
+    assert gone['changed'], gone
+    assert stack.vm.zfs('list', '-t', 'all', dataset('t-hv-sched'), check=False).returncode == 1
 
 
 def test_a_repeated_create_as_nomad_sends_at_agent_start_changes_nothing(stack, host_volume):

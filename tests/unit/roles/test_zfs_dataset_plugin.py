@@ -244,6 +244,22 @@ def test_delete_refuses_snapshots_unless_the_volume_says_to_take_them():
     assert zfs.commands == [['destroy', DATASET + '@daily'], ['destroy', DATASET]]
 
 
+def test_delete_takes_the_schedules_snapshots_with_it_and_still_refuses_others():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    zfs.add(DATASET + '@autosnap_2026-11-25_09:00:00_hourly')
+    del zfs.commands[:]
+    assert run(zfs, 'delete') == {}
+    assert zfs.commands == [['destroy', DATASET + '@autosnap_2026-11-25_09:00:00_hourly'], ['destroy', DATASET]]
+    run(zfs)
+    zfs.add(DATASET + '@autosnap_2026-11-25_09:00:00_daily')
+    zfs.add(DATASET + '@before-upgrade')
+    del zfs.commands[:]
+    with pytest.raises(plugin.PluginError, match=r'has 1 snapshot\(s\) \(%s@before-upgrade\)' % DATASET):
+        run(zfs, 'delete')
+    assert zfs.commands == []
+
+
 def test_no_command_ever_recurses():
     request = plugin.parse_request(request_env(DHV_PARAMETERS='{"delete_snapshots": "true"}'), 'tank/p')
     current = {plugin.MARK: VOLUME_ID, 'type': 'filesystem'}
