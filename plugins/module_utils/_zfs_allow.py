@@ -207,12 +207,13 @@ def _scope_flag(scopes):
     return ['-l'] if scopes == ('local',) else ['-d']
 
 
-def plan(current, desired, state, prune_all):
+def plan(current, desired, state, prune_all, keep=frozenset()):
     """The allow/unallow argv lists (without the dataset) to go from current to desired.
 
     ``desired`` has the grants of the module's arguments. ``state`` is present,
     absent or exact; with exact, ``prune_all`` also removes principals, sets and
-    create-time permissions the task does not name.
+    create-time permissions the task does not name, except the principals in
+    ``keep`` (("user", name) keys), whose grants another task manages.
     """
     commands = []
     for set_name, perms in sorted(desired['sets'].items()):
@@ -244,7 +245,7 @@ def plan(current, desired, state, prune_all):
 
     keys = set(desired['principals'])
     if state == 'exact' and prune_all:
-        keys |= set(current['principals'])
+        keys |= set(current['principals']) - set(keep)
     for key in sorted(keys):
         want = desired['principals'].get(key, {'local': set(), 'descendent': set()})
         have = current['principals'].get(key, {'local': set(), 'descendent': set()})

@@ -95,6 +95,16 @@ options:
     type: str
     choices: [named, all]
     default: named
+  keep_users:
+    description:
+      - With O(exact_for=all), users whose grants on the dataset are left as they are, because another task
+        manages them (for example the C(zfs_replication) role's user, whose C(send) sits beside the CSI
+        plugin's user on its parent).
+      - A user both kept and named in O(users) is refused.
+    type: list
+    elements: str
+    default: []
+    version_added: 0.2.0
   allow_pool_root:
     description:
       - Allow delegation on a pool's root dataset. Off by default for least privilege;
@@ -197,6 +207,9 @@ def validate(module):
                 module.warn('%s: %r does not exist on this host; create it before this runs for real' % (field, who))
             elif not who or not _exists(lookup, who):
                 raise PlanError('%s: %r does not exist on this host; create it first' % (field, who))
+    both = sorted(set(p['keep_users']) & set(p['users']))
+    if both:
+        raise PlanError('keep_users: %s is also in users; a user is either managed here or kept' % ', '.join(both))
     for field in ('permissions', 'descendent_permissions', 'create_time'):
         for perm in p[field]:
             error = check_permission(perm)
@@ -273,7 +286,8 @@ def converge(module):
     current = sections.pop(name, empty_grants())
     desired = desired_grants(module, current)
     check_sets_known(module, current, desired)
-    commands = [cmd + [name] for cmd in plan(current, desired, p['state'], p['exact_for'] == 'all')]
+    keep = frozenset(('user', who) for who in p['keep_users'])
+    commands = [cmd + [name] for cmd in plan(current, desired, p['state'], p['exact_for'] == 'all', keep)]
     if module.apply(commands):
         after = parse_allow(module.zfs.run(['allow', name])[1]).get(name, empty_grants())
     else:
@@ -303,6 +317,7 @@ def main():
             sets=dict(type='dict', default={}),
             state=dict(type='str', default='present', choices=['present', 'absent', 'exact']),
             exact_for=dict(type='str', default='named', choices=['named', 'all']),
+            keep_users=dict(type='list', elements='str', default=[]),
             allow_pool_root=dict(type='bool', default=False),
         ),
         supports_check_mode=True,

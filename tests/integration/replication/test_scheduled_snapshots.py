@@ -1,12 +1,9 @@
 """The zfs_replication role's scheduled snapshots: the real sanoid, run by its own systemd units in the VM, on a
 parent with two volumes, one of them created with com.sun:auto-snapshot=false."""
 
-import json
-import subprocess
-
 import pytest
 
-from zfsvm_client import BIN, ansible_env, changed, mitogen_env
+from zfsvm_client import changed
 
 POLICY = {'frequently': 0, 'hourly': 2, 'daily': 1, 'monthly': 1}
 CONF = '/etc/sanoid/sanoid.conf'
@@ -27,22 +24,6 @@ def parent(vm):
     vm.zfs('create', '-o', 'com.sun:auto-snapshot=false', name + '/b')
     yield name
     clean()
-
-
-@pytest.fixture
-def play(vm, tmp_path):
-    """The role against the VM with these variables, under mitogen like the other roles' tests."""
-    book = tmp_path / 'play.yml'
-    book.write_text('- hosts: zfs\n  gather_facts: false\n  roles: [nomad_zfs.csi.zfs_replication]\n')
-
-    def run(variables, *flags):
-        extra = tmp_path / 'vars.json'
-        extra.write_text(json.dumps(variables))
-        argv = [str(BIN / 'ansible-playbook'), '-i', str(vm.inventory), str(book), '-e', '@%s' % extra]
-        env = ansible_env(**mitogen_env())
-        return subprocess.run(argv + list(flags), env=env, capture_output=True, text=True, timeout=900, check=False)
-
-    return run
 
 
 def snapshots(vm, name):

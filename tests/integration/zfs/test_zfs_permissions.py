@@ -85,6 +85,8 @@ def test_exact_removes_unlisted_grants(vm, run_module, base, csi_user):
     assert 'user csi create,mount\n' in section
     assert 'group csiops snapshot' in section, 'exact_for=named leaves other principals alone'
     assert 'destroy' in section.split('Create time permissions:')[1]
+    vm.zfs('allow', '-u', 'nobody', 'send', base)  # another role's user, which keep_users leaves alone
+    section = own_section(vm, base)
 
     everything = run_module(
         'zfs_permissions',
@@ -93,19 +95,16 @@ def test_exact_removes_unlisted_grants(vm, run_module, base, csi_user):
     )
     assert everything['changed'] and own_section(vm, base) == section, 'check mode changed grants'
     assert list(everything['permissions']['principals']) == ['user csi']
-    done = run_module(
-        'zfs_permissions',
-        {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'], 'state': 'exact', 'exact_for': 'all'},
-    )
+    exact_all = {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'], 'state': 'exact'}
+    exact_all.update(exact_for='all', keep_users=['nobody'])
+    done = run_module('zfs_permissions', exact_all)
     assert done['changed']
     assert [line.strip() for line in own_section(vm, base).strip().splitlines()] == [
         'Local+Descendent permissions:',
         'user csi create,mount',
+        'user nobody send',
     ]
-    assert not run_module(
-        'zfs_permissions',
-        {'name': base, 'users': [csi_user], 'permissions': ['create', 'mount'], 'state': 'exact', 'exact_for': 'all'},
-    )['changed']
+    assert not run_module('zfs_permissions', exact_all)['changed']
 
 
 def test_ancestor_grants_are_reported_not_merged(vm, run_module, base, csi_user):

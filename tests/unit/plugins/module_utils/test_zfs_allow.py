@@ -80,6 +80,15 @@ def test_plan_exact_named_and_all():
     }
 
 
+def test_plan_exact_all_leaves_kept_users_alone():
+    current = parse_allow((FIXTURES / 'zfs_allow_2.3.2.txt').read_text())['tank/fixture/csi']
+    want = desired()
+    kept = plan(current, want, 'exact', True, frozenset([('user', 'root')]))
+    assert not [cmd for cmd in kept if cmd[1:3] == ['-u', 'root']]
+    assert ['unallow', '-e', '-d', 'userprop'] in kept
+    assert [cmd for cmd in plan(current, want, 'exact', True) if cmd[1:3] == ['-u', 'root']]
+
+
 def test_plan_nothing_to_do_when_equal():
     current = parse_allow(SAMPLE)['tank/nomad/csi']
     assert plan(current, current, 'exact', True) == []

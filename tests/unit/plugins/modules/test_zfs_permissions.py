@@ -89,6 +89,10 @@ def test_what_is_held_already_costs_one_zfs_process(run_main, zfs):
         ({'name': 'tank', 'users': ['root'], 'permissions': ['create']}, 'is a pool root'),
         ({'name': NAME, 'users': ['root'], 'permissions': ['create;rm']}, 'permissions: '),
         ({'name': NAME, 'permissions': ['create']}, 'need users, groups or everyone'),
+        (
+            {'name': NAME, 'users': ['root'], 'permissions': ['create'], 'keep_users': ['root']},
+            'keep_users: root is also in users',
+        ),
     ],
 )
 def test_bad_input_fails_before_any_zfs_process(run_main, zfs, args, message):
@@ -114,3 +118,14 @@ def test_check_mode_predicts_for_a_user_and_dataset_that_earlier_tasks_would_mak
     warned = json.dumps(checked['warnings'])
     assert "'no-such-user-4242' does not exist" in warned and "dataset 'tank/new' does not exist" in warned
     assert zfs.writes() == []
+
+
+def test_exact_for_all_leaves_a_kept_user_as_it_is(run_main, zfs):
+    """The csi user's grants made exact on the parent, everything else pruned, root's (another role's) kept."""
+    args = {'name': NAME, 'users': ['nobody'], 'permissions': ['create'], 'state': 'exact', 'exact_for': 'all'}
+    result = run_main(zfs_permissions, dict(args, keep_users=['root']), check=True)
+    assert result['changed'] and not [cmd for cmd in result['commands'] if cmd[1:3] == ['-u', 'root']], result
+    assert result['permissions']['principals']['user root'] == {
+        'local': ['create', 'destroy', 'mount', 'refquota'],
+        'descendent': ['create', 'destroy', 'mount'],
+    }

@@ -1,0 +1,112 @@
+"""The primary end of pull replication: the zfs_replication role's user, forced command and delegation, with
+the real syncoid pulling through the standby's key (root in the same VM plays the standby, receiving into a
+second pool), and everything else refused through that key."""
+
+import pytest
+
+from zfsvm_client import changed
+
+USER = 'zfs-replica'
+KEY = '/root/.ssh/id_replica'
+SYNCOID = (
+    'syncoid --no-privilege-elevation --no-sync-snap --create-bookmark --no-rollback --recvoptions=u '
+    '--recursive --skip-parent --sshkey=%s --sshoption=StrictHostKeyChecking=no %s@127.0.0.1:{src} {dst}' % (KEY, USER)
+)
+
+
+@pytest.fixture
+def primary(vm):
+    """tank/it-src/v1 with 1 MiB in it and one scheduled snapshot; a standby pool with its replica parent; the
+    standby's key pair. All gone afterwards, the user's key revoked."""
+    name = vm.pool + '/it-src'
+
+    def clean():
+        vm.sh(
+            'zpool destroy standby; rm -f /var/tmp/standby.img %s %s.pub /var/lib/%s/.ssh/authorized_keys'
+            % (KEY, KEY, USER),
+            check=False,
+        )
+        vm.zfs('destroy', '-r', name, check=False)
+        vm.zfs('destroy', '-r', vm.pool + '/it-other', check=False)
+
+    clean()
+    vm.zfs('create', '-p', name + '/v1')
+    vm.zfs('create', vm.pool + '/it-other')
+    vm.sh('head -c 1048576 /dev/urandom > /%s/v1/f && zfs snapshot %s/v1@autosnap_1_hourly' % (name, name))
+    vm.zfs('snapshot', vm.pool + '/it-other@autosnap_1_hourly')
+    vm.sh('truncate -s 512M /var/tmp/standby.img && zpool create standby /var/tmp/standby.img')
+    vm.sh('zfs create -p -o canmount=off -o setuid=off -o devices=off standby/replica/it-src')
+    vm.sh("ssh-keygen -q -t ed25519 -N '' -C replica@standby -f %s" % KEY)
+    yield name
+    clean()
+
+
+def guid(vm, snapshot):
+    return vm.zfs('get', '-Hp', '-o', 'value', 'guid', snapshot).stdout.strip()
+
+
+def through_the_key(vm, command):
+    return vm.sh(
+        'ssh -i %s -o StrictHostKeyChecking=no -o BatchMode=yes %s@127.0.0.1 %s' % (KEY, USER, command), check=False
+    )
+
+
+def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, primary, play):
+    public = vm.sh('cat %s.pub' % KEY).stdout.strip()
+    variables = {'zfs_replication_snapshots': [{'parent': primary}], 'zfs_replication_standby_keys': [public]}
+    checked = play(variables, '--check', '--diff')
+    assert changed(checked)['zfsvm'] > 0
+    assert vm.sh('test -e /var/lib/%s/.ssh/authorized_keys' % USER, check=False).returncode != 0
+    assert changed(play(variables))['zfsvm'] > 0
+    assert changed(play(variables)) == {'zfsvm': 0}
+    assert vm.zfs('allow', primary).stdout.split('\n', 1)[1].split() == [
+        'Local+Descendent',
+        'permissions:',
+        'user',
+        USER,
+        'bookmark,hold,release,send',
+    ]
+
+    # A full send, then an increment, as syncoid does them, through the key.
+    dst = 'standby/replica/it-src'
+    pulled = vm.sh(SYNCOID.format(src=primary, dst=dst) + ' 2>&1', check=False)
+    assert pulled.returncode == 0, pulled.stdout
+    assert guid(vm, dst + '/v1@autosnap_1_hourly') == guid(vm, primary + '/v1@autosnap_1_hourly')
+    assert vm.zfs('get', '-H', '-o', 'value', 'mounted', dst + '/v1').stdout.strip() == 'no'
+    vm.sh('head -c 1048576 /dev/urandom > /%s/v1/g && zfs snapshot %s/v1@autosnap_2_hourly' % (primary, primary))
+    pulled = vm.sh(SYNCOID.format(src=primary, dst=dst) + ' 2>&1', check=False)
+    assert pulled.returncode == 0 and 'incremental' in pulled.stdout.lower(), pulled.stdout
+    assert guid(vm, dst + '/v1@autosnap_2_hourly') == guid(vm, primary + '/v1@autosnap_2_hourly')
+    # --create-bookmark: the newest sent snapshot is also a bookmark on the primary, made through the key.
+    assert '#autosnap_2_hourly' in vm.zfs('list', '-H', '-t', 'bookmark', '-o', 'name', primary + '/v1').stdout
+
+    # Everything else through the key is refused before it runs, and changes nothing.
+    before = vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout
+    for command in (
+        "'zfs destroy %s/v1@autosnap_1_hourly'" % primary,
+        "'zfs rollback -r %s/v1@autosnap_1_hourly'" % primary,
+        "'zfs snapshot %s/v1@mine'" % primary,
+        "'zfs receive %s/v2'" % primary,
+        "'zfs set readonly=on %s/v1'" % primary,
+        "'zfs send %s/it-other@autosnap_1_hourly'" % vm.pool,
+        "'zfs send %s/v1@autosnap_1_hourly | sh'" % primary,
+        "'sh -c id'",
+        "'rm -rf /%s/v1'" % primary,
+    ):
+        refused = through_the_key(vm, command)
+        assert refused.returncode == 1 and 'zfs-replication-source: refused' in refused.stderr, (command, refused)
+    assert vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout == before
+    assert through_the_key(vm, '').returncode != 0  # no shell either
+    assert 'zfs-replication-source: refused' in vm.sh('journalctl -t zfs-replication-source --no-pager').stdout
+
+    # Revoked: with no key listed, the key logs in no more.
+    assert changed(play(dict(variables, zfs_replication_standby_keys=[])))['zfsvm'] > 0
+    assert through_the_key(vm, "'zfs list %s'" % primary).returncode == 255
+
+
+def test_a_key_with_options_or_two_keys_in_one_item_is_refused_before_any_change(vm, primary, play):
+    public = vm.sh('cat %s.pub' % KEY).stdout.strip()
+    for bad in ('command="/bin/sh" ' + public, public + '\n' + public):
+        ran = play({'zfs_replication_snapshots': [{'parent': primary}], 'zfs_replication_standby_keys': [bad]})
+        assert ran.returncode != 0 and 'not one SSH public key' in ran.stdout and 'changed=0' in ran.stdout, ran.stdout
+    assert vm.sh('test -e /var/lib/%s/.ssh/authorized_keys' % USER, check=False).returncode != 0
