@@ -29,7 +29,7 @@ CONF = '/etc/nomad-zfs-csi/replication-source.conf'
 COMPONENT = r'[A-Za-z0-9_.:-]+'
 NAME = re.compile(r'(?P<dataset>%s(?:/%s)*)(?P<suffix>[@#]%s)?' % (COMPONENT, COMPONENT, COMPONENT))
 PROPERTIES = re.compile(r'[a-z0-9_.:@-]+(,[a-z0-9_.:@-]+)*')
-# Each zfs subcommand's options as getopt takes them, and what its operands are.
+# The options of each zfs subcommand that takes some, as getopt takes them; plan() checks the operands.
 ZFS_OPTIONS = {'list': 'rHpd:o:t:s:S:', 'get': 'rHpd:o:t:s:', 'send': 'nvPLecwhpbi:I:t:'}
 
 
