@@ -1,0 +1,162 @@
+"""The standby end of pull replication: the zfs_replication role on a standby makes an inert replica parent,
+delegates receive under it only, and pulls on its own systemd timer as the replication user, with the real
+syncoid, from the primary end the same role serves. The VM plays both hosts: tank is the primary's pool, a
+file-backed pool `standby` the standby's."""
+
+import pytest
+
+from zfsvm_client import changed
+
+USER = 'zfs-replica'
+REPLICAS = 'standby/replica'
+KEY = '/var/lib/%s/.ssh/id_ed25519' % USER
+CLEAN = """
+for unit in $(systemctl list-units --all --plain --no-legend 'zfs-replication-pull@*' | cut -d' ' -f1); do
+    systemctl disable --now "$unit"
+done
+systemctl disable --now sanoid.timer
+rm -rf /etc/systemd/system/zfs-replication-pull@.* /etc/nomad-zfs-csi/pulls /etc/nomad-zfs-csi/replication-known_hosts \
+    /etc/sanoid/sanoid.conf {key} {key}.pub /var/lib/{user}/.ssh/authorized_keys
+systemctl daemon-reload
+umount /mnt/it-replica; zpool destroy standby; rm -f /var/tmp/standby.img
+""".format(key=KEY, user=USER)
+
+
+@pytest.fixture
+def primary(vm):
+    """tank/it-src/v1 with 1 MiB, a set-uid copy of id, and one scheduled snapshot, and an empty pool `standby`.
+    Afterwards no pool, no timer, no key and no policy, so that nothing runs during later tests."""
+    name = vm.pool + '/it-src'
+
+    def clean():
+        vm.sh(CLEAN, check=False)
+        vm.zfs('destroy', '-r', name, check=False)
+
+    clean()
+    vm.zfs('create', '-p', name + '/v1')
+    vm.sh('head -c 1048576 /dev/urandom > /{0}/v1/f && install -m 4755 /usr/bin/id /{0}/v1/id-suid'.format(name))
+    vm.zfs('snapshot', name + '/v1@autosnap_1_hourly')
+    vm.sh('truncate -s 512M /var/tmp/standby.img && zpool create standby /var/tmp/standby.img')
+    yield name
+    clean()
+
+
+def standby_vars(vm, parent, **pull):
+    host_key = vm.sh('cat /etc/ssh/ssh_host_ed25519_key.pub').stdout.strip()
+    return {
+        'zfs_replication_snapshots': [{'parent': parent}],
+        'zfs_replication_replica_parent': REPLICAS,
+        'zfs_replication_pulls': [dict({'host': '127.0.0.1', 'host_key': host_key, 'parent': parent}, **pull)],
+    }
+
+
+def guid(vm, snapshot):
+    return vm.zfs('get', '-Hp', '-o', 'value', 'guid', snapshot).stdout.strip()
+
+
+def exists(vm, name):
+    return vm.zfs('list', name, check=False).returncode == 0
+
+
+def pull(vm, instance):
+    """What the timer starts, run now: the oneshot service, and its journal for this run."""
+    since = vm.sh('date +%s').stdout.strip()
+    ran = vm.sh('systemctl start zfs-replication-pull@%s.service' % instance, check=False, timeout=600)
+    journal = vm.sh('journalctl -u zfs-replication-pull@%s.service --since @%s --no-pager' % (instance, since)).stdout
+    assert ran.returncode == 0, journal
+    return journal
+
+
+def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, primary, play):
+    standby = standby_vars(vm, primary)
+    target = '%s/127.0.0.1/%s' % (REPLICAS, primary)  # the default: <replica parent>/<host>/<parent>
+    instance = target.replace('/', '_')
+    timer = 'zfs-replication-pull@%s.timer' % instance
+
+    checked = play(standby, '--check', '--diff')
+    assert checked.returncode == 0 and changed(checked)['zfsvm'] > 0, checked.stdout[-3000:]
+    assert not exists(vm, REPLICAS) and vm.sh('test -e %s' % KEY, check=False).returncode != 0
+
+    assert changed(play(standby))['zfsvm'] > 0
+    # The standby's public key, then its own role run as a primary too, serving that key: a host can be both.
+    both = dict(standby, zfs_replication_standby_keys=[vm.sh('cat %s.pub' % KEY).stdout.strip()])
+    assert changed(play(both))['zfsvm'] > 0
+    assert changed(play(both)) == {'zfsvm': 0}
+
+    values = vm.zfs('get', '-H', '-o', 'value', 'mountpoint,readonly,setuid,devices,exec', REPLICAS).stdout.split()
+    assert values == ['none', 'on', 'off', 'off', 'off']
+    assert vm.zfs('allow', REPLICAS).stdout.split('\n', 1)[1].split() == [
+        'Local+Descendent',
+        'permissions:',
+        'user',
+        USER,
+        'create,mount,receive',
+    ]
+    assert vm.sh('systemctl is-enabled %s; systemctl is-active %s' % (timer, timer)).stdout.split() == [
+        'enabled',
+        'active',
+    ]
+    assert vm.sh('stat -c %%U:%%a %s' % KEY).stdout.strip() == USER + ':600'
+
+    # The first pull is full, the second incremental; both as the user, received unmounted.
+    pull(vm, instance)
+    assert guid(vm, target + '/v1@autosnap_1_hourly') == guid(vm, primary + '/v1@autosnap_1_hourly')
+    assert vm.zfs('get', '-H', '-o', 'value', 'mounted', target + '/v1').stdout.strip() == 'no'
+    vm.sh('head -c 1048576 /dev/urandom > /%s/v1/g' % primary)
+    vm.zfs('snapshot', primary + '/v1@autosnap_2_hourly')
+    journal = pull(vm, instance)
+    assert 'incremental' in journal.lower(), journal
+    assert guid(vm, target + '/v1@autosnap_2_hourly') == guid(vm, primary + '/v1@autosnap_2_hourly')
+    assert vm.sh('systemctl show -p User --value zfs-replication-pull@%s.service' % instance).stdout.strip() == USER
+
+    # The same user and syncoid, told to write outside the replica parent, change nothing there.
+    before = vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout
+    outside = vm.sh(
+        'cd / && runuser -u %s -- syncoid --no-privilege-elevation --no-sync-snap --no-rollback --recvoptions=u '
+        '--recursive --sshkey=%s --sshoption=UserKnownHostsFile=/etc/nomad-zfs-csi/replication-known_hosts '
+        '%s@127.0.0.1:%s %s/it-evil 2>&1' % (USER, KEY, USER, primary, vm.pool),
+        check=False,
+    )
+    assert outside.returncode != 0, outside.stdout
+    for command in (
+        'zfs destroy -r %s' % REPLICAS,
+        'zfs create %s/it-evil' % vm.pool,
+        'zfs set readonly=off ' + target,
+    ):
+        refused = vm.sh('cd / && runuser -u %s -- %s' % (USER, command), check=False)
+        assert refused.returncode != 0, command
+    assert vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout == before
+    assert exists(vm, target + '/v1@autosnap_2_hourly')
+
+    # Mounted by root, the replica is read-only and its set-uid file runs as nothing.
+    vm.sh('zfs set mountpoint=/mnt/it-replica %s/v1 && (zfs mount %s/v1 || true)' % (target, target))
+    assert {'ro', 'nosuid', 'nodev', 'noexec'} <= set(vm.sh('findmnt -n -o OPTIONS /mnt/it-replica').stdout.split(','))
+    assert vm.sh('stat -c %A /mnt/it-replica/id-suid').stdout.strip() == '-rwsr-xr-x'  # received with its bit
+    assert vm.sh('runuser -u nobody -- /mnt/it-replica/id-suid -u', check=False).returncode == 126
+    vm.sh('zfs umount %s/v1 && zfs inherit mountpoint %s/v1' % (target, target))
+
+    # A pull no longer listed stops; its replica stays.
+    assert changed(play(dict(both, zfs_replication_pulls=[])))['zfsvm'] > 0
+    assert vm.sh('systemctl is-enabled %s' % timer, check=False).stdout.strip() != 'enabled'
+    assert vm.sh('systemctl is-active %s' % timer, check=False).stdout.strip() == 'inactive'
+    assert exists(vm, target + '/v1@autosnap_2_hourly')
+
+
+@pytest.mark.parametrize(
+    ('change', 'message'),
+    [
+        ({'zfs_replication_replica_parent': ''}, 'zfs_replication_replica_parent is empty'),
+        ({'parent': 'tank/it-src\nTARGET=tank'}, 'parent is a dataset name'),
+        ({'target': 'tank/it-elsewhere'}, 'a dataset under zfs_replication_replica_parent'),
+    ],
+    ids=['no-replica-parent', 'parent-with-newline', 'target-outside'],
+)
+def test_a_bad_pull_is_refused_before_any_change(vm, primary, play, change, message):
+    pull_change = {k: v for k, v in change.items() if not k.startswith('zfs_')}
+    variables = dict(
+        standby_vars(vm, primary, **pull_change), **{k: v for k, v in change.items() if k.startswith('zfs_')}
+    )
+    ran = play(variables)
+    assert ran.returncode != 0 and message in ran.stdout and 'changed=0' in ran.stdout, ran.stdout[-3000:]
+    assert not exists(vm, 'standby/replica') and not exists(vm, vm.pool + '/it-elsewhere')
+    assert vm.sh('test -e %s' % KEY, check=False).returncode != 0
