@@ -10,6 +10,8 @@ from zfsvm_client import changed
 USER = 'zfs-replica'
 REPLICAS = 'standby/replica'
 KEY = '/var/lib/%s/.ssh/id_ed25519' % USER
+MIB = 1048576
+FILLED = 64 * MIB  # of the volume's 256 MiB refquota, before the 1 MiB that the increment carries
 CLEAN = """
 for unit in $(systemctl list-units --all --plain --no-legend 'zfs-replication-pull@*' | cut -d' ' -f1); do
     systemctl disable --now "$unit"
@@ -24,7 +26,8 @@ umount /mnt/it-replica; zpool destroy standby; rm -f /var/tmp/standby.img
 
 @pytest.fixture
 def primary(vm):
-    """tank/it-src/v1 with 1 MiB, a set-uid copy of id, and one scheduled snapshot, and an empty pool `standby`.
+    """tank/it-src/v1 (256 MiB refquota) with 64 MiB, a set-uid copy of id and one scheduled snapshot; v2 opted
+    out of snapshots; and an empty pool `standby`.
     Afterwards no pool, no timer, no key and no policy, so that nothing runs during later tests."""
     name = vm.pool + '/it-src'
 
@@ -33,8 +36,9 @@ def primary(vm):
         vm.zfs('destroy', '-r', name, check=False)
 
     clean()
-    vm.zfs('create', '-p', name + '/v1')
-    vm.sh('head -c 1048576 /dev/urandom > /{0}/v1/f && install -m 4755 /usr/bin/id /{0}/v1/id-suid'.format(name))
+    vm.zfs('create', '-p', '-o', 'refquota=256M', name + '/v1')
+    vm.zfs('create', '-o', 'com.sun:auto-snapshot=false', name + '/v2')  # sanoid's opt-out: never snapshotted
+    vm.sh('head -c %d /dev/urandom > /{0}/v1/f && install -m 4755 /usr/bin/id /{0}/v1/id-suid'.format(name) % FILLED)
     vm.zfs('snapshot', name + '/v1@autosnap_1_hourly')
     vm.sh('truncate -s 512M /var/tmp/standby.img && zpool create standby /var/tmp/standby.img')
     yield name
@@ -58,6 +62,12 @@ def exists(vm, name):
     return vm.zfs('list', name, check=False).returncode == 0
 
 
+def stream_size(vm, *send):
+    """The bytes of `zfs send <send>`, by zfs's dry run."""
+    out = vm.sh('zfs send -nvP %s 2>&1' % ' '.join(send)).stdout
+    return int([line.split()[1] for line in out.splitlines() if line.startswith('size')][0])
+
+
 def pull(vm, instance):
     """What the timer starts, run now: the oneshot service, and its journal for this run."""
     since = vm.sh('date +%s').stdout.strip()
@@ -67,7 +77,7 @@ def pull(vm, instance):
     return journal
 
 
-def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, primary, play):
+def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, primary, play, run_module):
     standby = standby_vars(vm, primary)
     target = '%s/127.0.0.1/%s' % (REPLICAS, primary)  # the default: <replica parent>/<host>/<parent>
     instance = target.replace('/', '_')
@@ -102,11 +112,26 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     pull(vm, instance)
     assert guid(vm, target + '/v1@autosnap_1_hourly') == guid(vm, primary + '/v1@autosnap_1_hourly')
     assert vm.zfs('get', '-H', '-o', 'value', 'mounted', target + '/v1').stdout.strip() == 'no'
-    vm.sh('head -c 1048576 /dev/urandom > /%s/v1/g' % primary)
+    vm.sh('head -c %d /dev/urandom > /%s/v1/g' % (MIB, primary))
     vm.zfs('snapshot', primary + '/v1@autosnap_2_hourly')
     journal = pull(vm, instance)
     assert 'incremental' in journal.lower(), journal
     assert guid(vm, target + '/v1@autosnap_2_hourly') == guid(vm, primary + '/v1@autosnap_2_hourly')
+    # The increment carries the 1 MiB written, not the 64 MiB in the volume (zfs's own estimate of each stream).
+    increment = stream_size(vm, '-i', '@autosnap_1_hourly', primary + '/v1@autosnap_2_hourly')
+    assert MIB <= increment < 1.2 * MIB, increment
+    assert stream_size(vm, primary + '/v1@autosnap_2_hourly') > FILLED
+    assert not exists(vm, target + '/v2'), 'a volume with no snapshot has nothing to send'
+
+    # The recovery point, read through the same key: in step, then one snapshot behind.
+    info = {'host': '127.0.0.1', 'parent': primary, 'target': target}
+    status = run_module('zfs_replication_info', info, check=True)
+    v1, v2 = status['volumes']
+    assert v1['newest_common']['name'] == target + '/v1@autosnap_2_hourly' and v1['behind'] == 0, status
+    assert 0 <= status['lag_seconds'] < 900 and status['without_snapshots'] == [primary + '/v2'], status
+    vm.zfs('snapshot', primary + '/v1@autosnap_3_hourly')
+    v1 = run_module('zfs_replication_info', info)['volumes'][0]
+    assert (v1['newest_source']['name'], v1['behind']) == (primary + '/v1@autosnap_3_hourly', 1)
     assert vm.sh('systemctl show -p User --value zfs-replication-pull@%s.service' % instance).stdout.strip() == USER
 
     # The same user and syncoid, told to write outside the replica parent, change nothing there.
