@@ -3,15 +3,18 @@ delegates receive under it only, and pulls on its own systemd timer as the repli
 syncoid, from the primary end the same role serves. The VM plays both hosts: tank is the primary's pool, a
 file-backed pool `standby` the standby's."""
 
+import re
+import time
+
 import pytest
 
-from zfsvm_client import changed
+from zfsvm_client import changed, wait_until
 
 USER = 'zfs-replica'
 REPLICAS = 'standby/replica'
 KEY = '/var/lib/%s/.ssh/id_ed25519' % USER
 MIB = 1048576
-FILLED = 64 * MIB  # of the volume's 256 MiB refquota, before the 1 MiB that the increment carries
+FILLED = 32 * MIB  # of the volume's 256 MiB refquota, before the 1 MiB that the increment carries
 CLEAN = """
 for unit in $(systemctl list-units --all --plain --no-legend 'zfs-replication-pull@*' | cut -d' ' -f1); do
     systemctl disable --now "$unit"
@@ -26,7 +29,7 @@ umount /mnt/it-replica; zpool destroy standby; rm -f /var/tmp/standby.img
 
 @pytest.fixture
 def primary(vm):
-    """tank/it-src/v1 (256 MiB refquota) with 64 MiB, a set-uid copy of id and one scheduled snapshot; v2 opted
+    """tank/it-src/v1 (256 MiB refquota) with 32 MiB, a set-uid copy of id and one scheduled snapshot; v2 opted
     out of snapshots; and an empty pool `standby`.
     Afterwards no pool, no timer, no key and no policy, so that nothing runs during later tests."""
     name = vm.pool + '/it-src'
@@ -117,7 +120,7 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     journal = pull(vm, instance)
     assert 'incremental' in journal.lower(), journal
     assert guid(vm, target + '/v1@autosnap_2_hourly') == guid(vm, primary + '/v1@autosnap_2_hourly')
-    # The increment carries the 1 MiB written, not the 64 MiB in the volume (zfs's own estimate of each stream).
+    # The increment carries the 1 MiB written, not the 32 MiB in the volume (zfs's own estimate of each stream).
     increment = stream_size(vm, '-i', '@autosnap_1_hourly', primary + '/v1@autosnap_2_hourly')
     assert MIB <= increment < 1.2 * MIB, increment
     assert stream_size(vm, primary + '/v1@autosnap_2_hourly') > FILLED
@@ -133,6 +136,25 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     v1 = run_module('zfs_replication_info', info)['volumes'][0]
     assert (v1['newest_source']['name'], v1['behind']) == (primary + '/v1@autosnap_3_hourly', 1)
     assert vm.sh('systemctl show -p User --value zfs-replication-pull@%s.service' % instance).stdout.strip() == USER
+
+    # A pull killed midway resumes where it stopped (zfs receive -s and its token), not from zero.
+    assert changed(play(dict(both, zfs_replication_pull_bwlimit='1M')))['zfsvm'] > 0
+    vm.sh('head -c %d /dev/urandom > /%s/v1/h' % (24 * MIB, primary))
+    vm.zfs('snapshot', primary + '/v1@autosnap_4_hourly')
+    whole = stream_size(vm, '-i', '@autosnap_3_hourly', primary + '/v1@autosnap_4_hourly')
+    vm.sh('systemctl start --no-block zfs-replication-pull@%s.service' % instance)
+    wait_until(lambda: vm.sh('pgrep -f "zfs receive"', check=False).returncode == 0, timeout=180, why='a receive')
+    time.sleep(8)  # about 8 MiB at the 1 MiB/s limit
+    vm.sh('systemctl kill -s KILL zfs-replication-pull@%s.service' % instance)
+    token = vm.zfs('get', '-H', '-o', 'value', 'receive_resume_token', target + '/v1').stdout.strip()
+    assert token not in ('', '-'), 'the killed receive left no resume token'
+    assert changed(play(both))['zfsvm'] > 0  # no limit
+    journal = pull(vm, instance)
+    remaining = re.search(r'Resuming interrupted zfs send/receive .*\(~ ([0-9.]+) ([KMG]i?B) remaining\)', journal)
+    assert remaining, journal
+    left = float(remaining.group(1)) * {'K': 2**10, 'M': 2**20, 'G': 2**30}[remaining.group(2)[0]]
+    assert left < 0.8 * whole, (left, whole, journal)
+    assert guid(vm, target + '/v1@autosnap_4_hourly') == guid(vm, primary + '/v1@autosnap_4_hourly')
 
     # The same user and syncoid, told to write outside the replica parent, change nothing there.
     before = vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout
