@@ -28,24 +28,27 @@ umount /mnt/it-replica; zpool destroy standby; rm -f /var/tmp/standby.img
 
 
 @pytest.fixture
-def primary(vm):
-    """tank/it-src/v1 (256 MiB refquota) with 32 MiB, a set-uid copy of id and one scheduled snapshot; v2 opted
-    out of snapshots; and an empty pool `standby`.
-    Afterwards no pool, no timer, no key and no policy, so that nothing runs during later tests."""
+def standby_pool(vm):
+    """An empty pool `standby`; afterwards no pool, no timer, no key and no policy, so that nothing runs during
+    later tests."""
+    vm.sh(CLEAN, check=False)
+    vm.sh('truncate -s 512M /var/tmp/standby.img && zpool create standby /var/tmp/standby.img')
+    yield 'standby'
+    vm.sh(CLEAN, check=False)
+
+
+@pytest.fixture
+def primary(vm, standby_pool):
+    """tank/it-src/v1 (256 MiB refquota) with 32 MiB, a set-uid copy of id and one scheduled snapshot, and v2,
+    opted out of snapshots."""
     name = vm.pool + '/it-src'
-
-    def clean():
-        vm.sh(CLEAN, check=False)
-        vm.zfs('destroy', '-r', name, check=False)
-
-    clean()
+    vm.zfs('destroy', '-r', name, check=False)
     vm.zfs('create', '-p', '-o', 'refquota=256M', name + '/v1')
     vm.zfs('create', '-o', 'com.sun:auto-snapshot=false', name + '/v2')  # sanoid's opt-out: never snapshotted
     vm.sh('head -c %d /dev/urandom > /{0}/v1/f && install -m 4755 /usr/bin/id /{0}/v1/id-suid'.format(name) % FILLED)
     vm.zfs('snapshot', name + '/v1@autosnap_1_hourly')
-    vm.sh('truncate -s 512M /var/tmp/standby.img && zpool create standby /var/tmp/standby.img')
     yield name
-    clean()
+    vm.zfs('destroy', '-r', name, check=False)
 
 
 def standby_vars(vm, parent, **pull):
@@ -198,10 +201,11 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     ],
     ids=['no-replica-parent', 'parent-with-newline', 'target-outside'],
 )
-def test_a_bad_pull_is_refused_before_any_change(vm, primary, play, change, message):
+def test_a_bad_pull_is_refused_before_any_change(vm, standby_pool, play, change, message):
     pull_change = {k: v for k, v in change.items() if not k.startswith('zfs_')}
     variables = dict(
-        standby_vars(vm, primary, **pull_change), **{k: v for k, v in change.items() if k.startswith('zfs_')}
+        standby_vars(vm, vm.pool + '/it-src', **pull_change),
+        **{k: v for k, v in change.items() if k.startswith('zfs_')},
     )
     ran = play(variables)
     assert ran.returncode != 0 and message in ran.stdout and 'changed=0' in ran.stdout, ran.stdout[-3000:]
