@@ -19,8 +19,10 @@ COLLECTIONS = REPO / 'build' / 'collections'
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 # The Ansible that belongs to the interpreter running the tests.
 BIN = Path(sys.executable).parent
-# Counts every zfs process a module starts; the modules find it first on PATH.
-ZFS_WRAPPER = '#!/bin/sh\necho "$*" >> /run/zfs-calls.log\nexec /usr/sbin/zfs "$@"\n'
+# Counts every zfs process a module starts; the modules find it first on PATH. Other users (syncoid as the
+# replication user) cannot write root's log, and their zfs must print nothing of the wrapper's: syncoid reads
+# `zfs get`'s first line, stderr included.
+ZFS_WRAPPER = '#!/bin/sh\n{ echo "$*" >> /run/zfs-calls.log; } 2>/dev/null\nexec /usr/sbin/zfs "$@"\n'
 # Space accounting moves on its own; everything else must stay put when nothing is changed.
 VOLATILE = {
     'used',

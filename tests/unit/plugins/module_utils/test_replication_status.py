@@ -1,6 +1,7 @@
-"""The replica's status from two real `zfs list -Hp -o name,guid,creation` listings, captured in the VM after
-test_pull_standby's pulls: v1 pulled twice and snapshotted once more since, v2 made after the last pull, v3 with
-no snapshots (com.sun:auto-snapshot=false)."""
+"""The replica's status from two real `zfs list -Hp -r -t filesystem,volume,snapshot,bookmark -o name,guid,creation`
+listings, captured in the VM (OpenZFS 2.3.2) after two runs of syncoid 2.1.0 with --no-sync-snap --create-bookmark
+--recursive --skip-parent: v1 pulled twice and snapshotted once more since, v2 made after the last pull, v3 with no
+snapshots (opted out)."""
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import parse_listing, report
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
@@ -16,7 +17,7 @@ def points(listing, dataset, kind):
 
 def test_the_listing_is_parsed_by_dataset_oldest_first():
     assert points(PRIMARY, PARENT + '/v1', 'snapshots') == ['@autosnap_%d_hourly' % n for n in (1, 2, 3)]
-    assert points(PRIMARY, PARENT + '/v1', 'bookmarks') == ['#autosnap_2_hourly']
+    assert points(PRIMARY, PARENT + '/v1', 'bookmarks') == ['#autosnap_1_hourly', '#autosnap_2_hourly']
     assert parse_listing(PRIMARY)[PARENT] == {'snapshots': [], 'bookmarks': []}
 
 
