@@ -118,6 +118,7 @@ volumes:
       type: int
 """
 
+import re
 import time
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
@@ -125,6 +126,8 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
 
 HOST_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-')
+# A login name: user@host is one word of ssh's argv, which must not read as an option.
+USER_NAME = re.compile(r'[a-z_][a-z0-9_-]*\Z')
 
 
 def check_input(module):
@@ -134,6 +137,8 @@ def check_input(module):
     host = module.params['host']
     if not host or host[0] in '.-' or not HOST_CHARS.issuperset(host):
         raise PlanError('host %r is not a host name or IPv4 address, as in zfs_replication_pulls' % host)
+    if not USER_NAME.match(module.params['user']):
+        raise PlanError('user %r is not a login name such as zfs-replica' % module.params['user'])
 
 
 def ssh_argv(ssh, params):

@@ -70,6 +70,7 @@ def test_one_zfs_list_here_and_one_through_the_key_there(run_main, processes):
         ({'target': 'standby//x'}, "target 'standby//x'"),
         ({'host': '-oProxyCommand=sh'}, 'host'),
         ({'host': 'a b'}, 'not a host name'),
+        ({'user': '-oProxyCommand=sh'}, "user '-oProxyCommand=sh' is not a login name"),
     ],
 )
 def test_bad_input_is_refused_before_any_process(run_main, processes, change, message):
