@@ -3,7 +3,8 @@
 # it, run site.yml twice (the second run must report changed=0 on every host), then
 # show the delegation, the dataset democratic-csi made for volume demo, and a
 # workload's file surviving into a second allocation on that dataset; then the same
-# on a dynamic host volume that the zfs-dataset plugin made (no CSI).
+# on a dynamic host volume that the zfs-dataset plugin made (no CSI). Between the two, the file of volume demo
+# is read from its replica on pool backup, which the VM, its own standby, pulled (zfs_replication).
 # Nomad's ACLs are on: site.yml uses the management token only to make the tokens (nomad_access); the
 # plugins are deployed on the operators' tokens, and everything after site.yml here runs on tenant
 # demo's submitter token, in namespace demo, except the host volume's create and delete (its operator's).
@@ -37,6 +38,7 @@ export NOMAD_ADDR=http://127.0.0.1:4646
 # The admin hands each their token, out of the variables nomad_access wrote them to.
 secret() { NOMAD_TOKEN=$(bash scripts/nomad-dev.sh token) "$CACHE/bin/nomad" var get -item=secret "nomad-access/tokens/$1"; }
 host_volume_operator=$(secret host-volume-operator)
+csi_operator=$(secret csi-operator)
 NOMAD_TOKEN=$(secret demo-submitter)
 export NOMAD_TOKEN NOMAD_NAMESPACE=demo
 echo "--- tenant demo's submitter token: its own namespace only"
@@ -73,6 +75,26 @@ if [ -z "$written" ] || [ "$written" != "$read_back" ]; then
   echo "demo: read back differs from what was written" >&2; exit 1
 fi
 "$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
+echo "--- backed up: the standby's pull carries the file to pool backup, where nothing received mounts"
+# sanoid snapshots on its schedule (the first hourly one may not have been taken yet), so the CSI operator
+# snapshots volume demo through Nomad now; a pull sends every snapshot newer than the replica's newest.
+point=demo-backup-$(date -u +%Y%m%d%H%M%S)
+NOMAD_TOKEN=$csi_operator nomad_module nomad_csi_snapshot \
+  "{\"plugin_id\": \"zfs\", \"source_volume_id\": \"demo\", \"namespace\": \"demo\", \"name\": \"$point\"}" >/dev/null
+# What the timer starts at *:05/15, run now: syncoid as user zfs-replica, through the primary's forced command.
+pull=zfs-replication-pull@backup_replica_127.0.0.1_tank_nomad_csi.service
+bash tests/zfsvm/zfsvm.sh ssh systemctl start "$pull" \
+  || { bash tests/zfsvm/zfsvm.sh ssh journalctl -u "$pull" -n 20 --no-pager >&2; echo "demo: the pull failed" >&2; exit 1; }
+replica=backup/replica/127.0.0.1/tank/nomad/csi/demo@$point
+# A replica is never mounted by the pull; root mounts the snapshot read-only to read it.
+from_replica=$(bash tests/zfsvm/zfsvm.sh ssh "mkdir -p /mnt/demo-replica && mount -t zfs -o ro $replica /mnt/demo-replica \
+  && cat /mnt/demo-replica/proof.txt; umount /mnt/demo-replica")
+echo "read from $replica: $from_replica"
+[ "$from_replica" = "$written" ] || { echo "demo: the replica holds another file than the one written" >&2; exit 1; }
+lag=$(.venv/bin/ansible zfsvm -i inventories/local -m nomad_zfs.csi.zfs_replication_info -o \
+  -a '{"host": "127.0.0.1", "parent": "tank/nomad/csi", "target": "backup/replica/127.0.0.1/tank/nomad/csi"}' \
+  | python3 -c 'import json, sys; print(json.loads(sys.stdin.read().split("=> ", 1)[1])["lag_seconds"])')
+echo "recovery point: the replica is $lag s behind the primary (zfs_replication_info)"
 echo "--- ZFS without CSI: host volume demo-hv through the zfs-dataset plugin (nomad_host_volume)"
 NOMAD_TOKEN=$host_volume_operator nomad_module nomad_host_volume \
   '{"name": "demo-hv", "namespace": "demo", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
@@ -89,4 +111,4 @@ fi
 # another volume's ID; so the demo deletes its host volume again (the plugin destroys the dataset).
 NOMAD_TOKEN=$host_volume_operator nomad_module nomad_host_volume '{"name": "demo-hv", "namespace": "demo", "state": "deleted"}' \
   | python3 -c 'import json, sys; print("deleted:", json.load(sys.stdin)["changed"])'
-echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; in namespace demo, on its submitter's token, CSI volume demo and host volume demo-hv each kept a workload's file)"
+echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; in namespace demo, on its submitter's token, CSI volume demo and host volume demo-hv each kept a workload's file; the standby's pull carried volume demo's to pool backup)"

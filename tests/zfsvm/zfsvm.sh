@@ -2,7 +2,7 @@
 # A small Debian 12 VM with real OpenZFS, for tests and the local default stack.
 #
 #   zfsvm.sh build    build (or reuse) the cached image
-#   zfsvm.sh start    build if needed, boot, wait for SSH, create the pool; no-op if running
+#   zfsvm.sh start    build if needed, boot, wait for SSH, create the pools; no-op if running
 #   zfsvm.sh stop     stop the VM by its own pid; no-op if stopped
 #   zfsvm.sh status   exit 0 and print connection facts if running, exit 3 if not
 #   zfsvm.sh ssh ...  run a command in the VM as root
@@ -21,6 +21,8 @@ ZFS_SUITE=${ZFS_SUITE:-bookworm-backports}   # bookworm gives zfs 2.1.x
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 RUN_DIR=${ZFSVM_RUN_DIR:-$CACHE/zfsvm/run}
 POOL=${ZFSVM_POOL:-tank}
+# The local stack's standby pool, on a disk of its own: the zfs_replication role pulls tank's volumes into it.
+BACKUP_POOL=${ZFSVM_BACKUP_POOL:-backup}
 MEM=${ZFSVM_MEM:-3072}   # the ARC, a Nomad agent and democratic-csi's Node processes
 NOMAD_PORT=${ZFSVM_NOMAD_PORT:-4646}
 TOOLS_MOUNT=/opt/nzc
@@ -163,10 +165,11 @@ ssh_vm() {
 boot_once() {
   local port tools accel=(-accel "tcg,thread=multi" -cpu max)
   tools=$(tools_disk)
-  rm -f "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img" "$RUN_DIR/console.log"
-  # A copy-on-write layer keeps the cached image pristine; the pool disk is new each boot.
+  rm -f "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img" "$RUN_DIR/backup.img" "$RUN_DIR/console.log"
+  # A copy-on-write layer keeps the cached image pristine; the pool disks are new each boot.
   qemu-img create -q -f qcow2 -F raw -b "$IMAGE_DIR/root.img" "$RUN_DIR/root.qcow2"
   truncate -s "${ZFSVM_POOL_SIZE:-4G}" "$RUN_DIR/pool.img"
+  truncate -s 2G "$RUN_DIR/backup.img"
   port=$(free_port); echo "$port" >"$RUN_DIR/port"
   # status reads it back, so that a caller without ZFSVM_NOMAD_PORT is told the port this boot forwarded.
   echo "$NOMAD_PORT" >"$RUN_DIR/nomad_port"
@@ -181,6 +184,7 @@ boot_once() {
     -drive file="$RUN_DIR/root.qcow2",format=qcow2,if=virtio \
     -drive file="$RUN_DIR/pool.img",format=raw,if=virtio \
     -drive file="$tools",format=raw,if=virtio,readonly=on \
+    -drive file="$RUN_DIR/backup.img",format=raw,if=virtio \
     -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$port"-:22,hostfwd=tcp:127.0.0.1:"$NOMAD_PORT"-:4646 \
     -device virtio-net-pci,netdev=n0 \
     -display none -serial file:"$RUN_DIR/console.log" -daemonize -pidfile "$RUN_DIR/qemu.pid" 9>&-
@@ -214,8 +218,12 @@ start() {
     log "boot attempt $attempt of $attempts failed; booting again"
   done
   # The hosts entry keeps sudo from failing to resolve the VM's own name.
-  ssh_vm "grep -q zfsvm /etc/hosts || echo '127.0.1.1 zfsvm' >>/etc/hosts; modprobe zfs && (zpool list $POOL >/dev/null 2>&1 || zpool create -f -o ashift=12 $POOL /dev/vdb)" \
-    || { stop; die "could not create pool $POOL"; }
+  ssh_vm "grep -q zfsvm /etc/hosts || echo '127.0.1.1 zfsvm' >>/etc/hosts; modprobe zfs && (zpool list $POOL >/dev/null 2>&1 || zpool create -f -o ashift=12 $POOL /dev/vdb) \
+    && (zpool list $BACKUP_POOL >/dev/null 2>&1 || zpool create -f -o ashift=12 $BACKUP_POOL /dev/vdd)" \
+    || { stop; die "could not create pools $POOL and $BACKUP_POOL"; }
+  # The guest's host key, which inventories/local gives the standby's pull (it pulls from this same VM).
+  ssh_vm cat /etc/ssh/ssh_host_ed25519_key.pub >"$RUN_DIR/ssh_host_ed25519_key.pub" \
+    || { stop; die "could not read the VM's host key"; }
   ssh_vm "mkdir -p $TOOLS_MOUNT && (mountpoint -q $TOOLS_MOUNT || mount -o ro /dev/vdc $TOOLS_MOUNT)" \
     || { stop; die "could not mount the tools disk at $TOOLS_MOUNT"; }
   log "up in $((SECONDS - t0)) s, $(ssh_vm zfs version | head -1)"
@@ -231,7 +239,7 @@ stop() {
     kill -9 "$pid" 2>/dev/null || true
     log "stopped (pid $pid)"
   fi
-  rm -f "$RUN_DIR/qemu.pid" "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img"
+  rm -f "$RUN_DIR/qemu.pid" "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img" "$RUN_DIR/backup.img"
 }
 
 status() {

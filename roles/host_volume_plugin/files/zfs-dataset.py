@@ -71,8 +71,11 @@ PROPERTIES = {
 CONTROLS = {
     'delete_snapshots': (('true', 'false').__contains__, 'true or false'),
 }
+# Properties that follow a parameter. A volume without scheduled snapshots has nothing a standby can pull, and
+# syncoid fails a standby's whole recursive pull on it unless its syncoid:sync is false.
+FOLLOWERS = {'com.sun:auto-snapshot': 'syncoid:sync'}
 # Read in one zfs get: the mark, the size, where it is mounted, and every property we set.
-READ = ('type', MARK, 'refquota', 'mountpoint', 'mounted') + tuple(PROPERTIES)
+READ = ('type', MARK, 'refquota', 'mountpoint', 'mounted') + tuple(PROPERTIES) + tuple(FOLLOWERS.values())
 
 
 class PluginError(Exception):
@@ -124,6 +127,8 @@ def parse_request(env, parent):
             raise PluginError('parameter %s=%r is invalid; use %s' % (key, value, expected))
         # Compared with `zfs get -p`, which prints sizes in bytes.
         into[key] = str(_bytes(value)) if key == 'recordsize' else value
+        if key in FOLLOWERS:
+            properties[FOLLOWERS[key]] = value
     capacity = 0
     for variable in ('DHV_CAPACITY_MAX_BYTES', 'DHV_CAPACITY_MIN_BYTES'):
         value = env.get(variable) or '0'

@@ -36,6 +36,10 @@ def test_check_mode_then_snapshots_by_sanoids_own_units_then_nothing_to_do(vm, p
     checked = play(variables, '--check', '--diff')
     assert changed(checked)['zfsvm'] > 0, checked.stdout[-3000:]
     assert vm.sh('test -e %s' % CONF, check=False).returncode != 0  # check mode wrote nothing
+    # A parent that a play before this one would make (site.yml's on a fresh host) is named, not fatal, in check mode.
+    later = {'zfs_replication_snapshots': [dict(POLICY, parent=parent), {'parent': parent + '/later'}]}
+    checked = play(later, '--check')
+    assert changed(checked)['zfsvm'] > 0 and '%s/later does not exist yet on zfsvm' % parent in checked.stdout
 
     assert changed(play(variables))['zfsvm'] > 0
     assert vm.sh('systemctl is-enabled sanoid.timer; systemctl is-active sanoid.timer').stdout.split() == [

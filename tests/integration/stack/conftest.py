@@ -1,6 +1,7 @@
 """The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
 
 import json
+import re
 import subprocess
 import tempfile
 import urllib.error
@@ -19,6 +20,15 @@ PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
 # The host_volume_plugin role's parent (inventories/local/group_vars/host_volume_clients.yml).
 HOST_VOLUMES = 'tank/nomad/volumes'
+# What the backups site.yml schedules (inventories/local/group_vars/zfs_replication.yml) write on their own timers,
+# whatever a test is doing: sanoid snapshots and prunes both parents every 15 minutes, and each pull receives
+# into pool backup and bookmarks what it sent.
+BACKUPS = re.compile(r'[@#]autosnap_|zfs receive ')
+
+
+def without_backups(text):
+    """Lines of zfs output (zfs list, zpool history) but those the backups' timers wrote."""
+    return '\n'.join(line for line in text.splitlines() if not BACKUPS.search(line))
 
 
 class Stack(object):
@@ -139,7 +149,8 @@ def remove_test_datasets(vm):
     """The tests' volumes (t-*, demo-hv) left by an earlier run: Nomad forgets volumes when its dev agent stops,
     ZFS keeps them. Clones first, so their origins can go without -R."""
     listed = []
-    for parent in (PARENT, HOST_VOLUMES) + LOCAL_PARENTS:  # none exists on a freshly booted VM
+    # And their replicas, which the backups' pulls made (site.yml's zfs_replication play).
+    for parent in (PARENT, HOST_VOLUMES, 'backup/replica') + LOCAL_PARENTS:  # none exists on a freshly booted VM
         listed += vm.zfs(
             'list', '-H', '-r', '-t', 'filesystem,volume', '-o', 'name,origin', parent, check=False
         ).stdout.splitlines()

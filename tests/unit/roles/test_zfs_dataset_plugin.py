@@ -146,6 +146,20 @@ def test_a_new_capacity_is_one_set_of_refquota():
     assert zfs.commands == [['set', 'refquota=%d' % (2 << 30), DATASET]]
 
 
+def test_a_volume_opted_out_of_snapshots_is_opted_out_of_pulls_and_back_in_with_them():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs, DHV_PARAMETERS='{"com.sun:auto-snapshot": "false"}')
+    assert [c for c in zfs.commands[0] if 'auto-snapshot' in c or 'syncoid' in c] == [
+        'com.sun:auto-snapshot=false',
+        'syncoid:sync=false',
+    ]
+    del zfs.commands[:]
+    run(zfs, DHV_PARAMETERS='{"com.sun:auto-snapshot": "false"}')
+    assert zfs.commands == []
+    run(zfs, DHV_PARAMETERS='{"com.sun:auto-snapshot": "true"}')
+    assert zfs.commands == [['set', 'com.sun:auto-snapshot=true', 'syncoid:sync=true', DATASET]]
+
+
 def test_capacity_min_is_used_when_there_is_no_max():
     zfs = MemoryZfs('tank/nomad/volumes')
     assert run(zfs, DHV_CAPACITY_MAX_BYTES='0', DHV_CAPACITY_MIN_BYTES='1048576')['bytes'] == 1048576

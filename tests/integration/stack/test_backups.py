@@ -1,0 +1,88 @@
+"""site.yml backs up the stack's volumes (inventories/local/group_vars/zfs_replication.yml): sanoid snapshots every
+volume under the CSI and host volume parents, and the VM, its own standby, pulls them into pool backup on its timers,
+as the zfs_replication role's user. A host volume opted out of snapshots is opted out of the pulls by the host
+volume plugin, so it does not fail them."""
+
+from conftest import HOST_VOLUMES, PARENT
+
+USER = 'zfs-replica'
+REPLICAS = 'backup/replica/127.0.0.1/'
+PULLS = {
+    PARENT: 'zfs-replication-pull@backup_replica_127.0.0.1_tank_nomad_csi',
+    HOST_VOLUMES: 'zfs-replication-pull@backup_replica_127.0.0.1_tank_nomad_volumes',
+}
+
+
+def snapshots(vm, dataset):
+    """The dataset's snapshots, each as (name after the @, guid)."""
+    out = vm.zfs('list', '-Hp', '-d', '1', '-t', 'snapshot', '-o', 'name,guid', dataset).stdout
+    return {(line.split('@', 1)[1].split('\t')[0], line.split('\t')[1]) for line in out.splitlines()}
+
+
+def pull(vm, parent):
+    """What the pull's timer starts, run now; the service's journal of this run."""
+    since = vm.sh('date +%s').stdout.strip()
+    ran = vm.sh('systemctl start %s.service' % PULLS[parent], check=False, timeout=600)
+    journal = vm.sh('journalctl -u %s.service --since @%s --no-pager' % (PULLS[parent], since)).stdout
+    assert ran.returncode == 0, journal
+    return journal
+
+
+def lag_of(run_module, parent, dataset):
+    """zfs_replication_info run in the VM, as the standby runs it: one volume's lag, and the whole report."""
+    status = run_module('zfs_replication_info', {'host': '127.0.0.1', 'parent': parent, 'target': REPLICAS + parent})
+    [volume] = [v for v in status['volumes'] if v['name'] == dataset]
+    return volume['lag_seconds'], status
+
+
+def test_site_pulls_every_volume_to_pool_backup_but_the_opted_out_one(stack, vm, run_module):
+    # The storage_host role keeps the replication user's grants beside the CSI user's on the parent it makes exact.
+    allowed = vm.zfs('allow', PARENT).stdout
+    assert 'user %s bookmark,hold,release,send' % USER in allowed and 'user csi ' in allowed, allowed
+    timers = ['sanoid.timer'] + [unit + '.timer' for unit in PULLS.values()]
+    assert vm.sh('systemctl is-enabled %s' % ' '.join(timers)).stdout.split() == ['enabled'] * 3
+    assert vm.sh('systemctl is-active %s' % ' '.join(timers)).stdout.split() == ['active'] * 3
+
+    csi, kept, opted_out = PARENT + '/t-bk', HOST_VOLUMES + '/default/t-bk-hv', HOST_VOLUMES + '/default/t-bk-off'
+    assert stack.volume('t-bk')['rc'] == 0
+    vm.sh('echo backed-up > /%s/proof.txt' % csi)
+    host_volumes = {'t-bk-hv': {}, 't-bk-off': {'com.sun:auto-snapshot': 'false'}}
+    try:
+        for name, parameters in host_volumes.items():
+            made = stack.module('nomad_host_volume', {'name': name, 'capacity_max': '64M', 'parameters': parameters})
+            assert made['rc'] == 0, made
+        opt_out = vm.zfs('get', '-H', '-o', 'value', 'com.sun:auto-snapshot,syncoid:sync', opted_out).stdout.split()
+        assert opt_out == ['false', 'false']
+
+        # What sanoid's timer runs: the first snapshots of each volume, but the opted-out one's.
+        vm.sh('systemctl start sanoid.service', timeout=600)
+        for dataset in (csi, kept):
+            assert any(name.startswith('autosnap_') for name, _guid in snapshots(vm, dataset)), dataset
+        assert snapshots(vm, opted_out) == set()
+
+        for parent in PULLS:
+            journal = pull(vm, parent)
+        assert 'Skipping dataset (syncoid:sync=false): %s' % opted_out in journal, journal
+        assert vm.sh('systemctl show -p User --value %s.service' % PULLS[HOST_VOLUMES]).stdout.strip() == USER
+        for dataset in (csi, kept):
+            assert snapshots(vm, REPLICAS + dataset) == snapshots(vm, dataset)
+        assert vm.zfs('list', REPLICAS + opted_out, check=False).returncode != 0
+        assert vm.zfs('get', '-H', '-o', 'value', 'mounted', REPLICAS + csi).stdout.strip() == 'no'
+
+        # The recovery point grows while nothing is pulled, and falls when a newer snapshot is (any snapshot, not
+        # only the schedule's).
+        first, status = lag_of(run_module, PARENT, csi)
+        assert first is not None and first < 900 and status['not_replicated'] == [], status
+        vm.sh('sleep 2')
+        second = lag_of(run_module, PARENT, csi)[0]
+        assert second > first
+        vm.zfs('snapshot', csi + '@t-bk-now')
+        pull(vm, PARENT)
+        third, status = lag_of(run_module, PARENT, csi)
+        assert third < second and ('t-bk-now', 0) in {
+            (v['newest_common']['name'].split('@')[1], v['behind']) for v in status['volumes'] if v['name'] == csi
+        }, status
+        assert snapshots(vm, REPLICAS + csi) == snapshots(vm, csi)
+    finally:
+        for name in host_volumes:
+            stack.module('nomad_host_volume', {'name': name, 'state': 'deleted'})
