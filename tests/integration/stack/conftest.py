@@ -176,6 +176,9 @@ def stack(vm):
         yield stack
     finally:
         subprocess.run(['bash', str(NOMAD_DEV), 'stop'], capture_output=True, check=False)
+        # The backups' timers would snapshot under tank/nomad/csi while the later tests and Molecule's scenarios
+        # create and destroy datasets there without -r.
+        vm.sh("systemctl stop sanoid.timer 'zfs-replication-pull@*.timer'", check=False)
 
 
 @pytest.fixture(scope='package')
