@@ -91,10 +91,14 @@ from_replica=$(bash tests/zfsvm/zfsvm.sh ssh "mkdir -p /mnt/demo-replica && moun
   && cat /mnt/demo-replica/proof.txt; umount /mnt/demo-replica")
 echo "read from $replica: $from_replica"
 [ "$from_replica" = "$written" ] || { echo "demo: the replica holds another file than the one written" >&2; exit 1; }
-lag=$(.venv/bin/ansible zfsvm -i inventories/local -m nomad_zfs.csi.zfs_replication_info -o \
+# Volume demo's own recovery point, and the worst over the parent (the figure a playbook's failed_when reads).
+.venv/bin/ansible zfsvm -i inventories/local -m nomad_zfs.csi.zfs_replication_info -o \
   -a '{"host": "127.0.0.1", "parent": "tank/nomad/csi", "target": "backup/replica/127.0.0.1/tank/nomad/csi"}' \
-  | python3 -c 'import json, sys; print(json.loads(sys.stdin.read().split("=> ", 1)[1])["lag_seconds"])')
-echo "recovery point: the replica is $lag s behind the primary (zfs_replication_info)"
+  | python3 -c 'import json, sys
+r = json.loads(sys.stdin.read().split("=> ", 1)[1])
+[demo] = [v for v in r["volumes"] if v["name"] == "tank/nomad/csi/demo"]
+print("recovery point: volume demo is %s s behind on the replica, the worst of tank/nomad/csi %s s (zfs_replication_info)"
+      % (demo["lag_seconds"], r["lag_seconds"]))'
 echo "--- ZFS without CSI: host volume demo-hv through the zfs-dataset plugin (nomad_host_volume)"
 NOMAD_TOKEN=$host_volume_operator nomad_module nomad_host_volume \
   '{"name": "demo-hv", "namespace": "demo", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
