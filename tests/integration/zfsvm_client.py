@@ -37,7 +37,20 @@ VOLATILE = {
     'usedbyrefreservation',
     'compressratio',
     'refcompressratio',
+    # When a snapshot was last taken or destroyed: the stack's backups (sanoid's timer) move it on their own.
+    'snapshots_changed',
 }
+# What the stack's backups (site.yml's zfs_replication play) write on their own timers, whatever a test is doing:
+# sanoid snapshots and prunes both parents every 15 minutes, and each pull receives into pool backup and
+# bookmarks what it sent.
+BACKUPS = re.compile(r'[@#]autosnap_|zfs receive ')
+
+
+def without_backups(text):
+    """Lines of zfs output (zfs list, zpool history) but those the backups' timers wrote."""
+    return '\n'.join(line for line in text.splitlines() if not BACKUPS.search(line))
+
+
 # One SSH connection per host for the whole run; handshakes are slow on an emulated CPU.
 SSH_REUSE = ['-o', 'ControlMaster=auto', '-o', 'ControlPersist=300s', '-o', 'ControlPath=/tmp/nzc-ssh-%C']
 
@@ -171,11 +184,13 @@ class Vm:
         return self.sh(' '.join(['/usr/sbin/zfs'] + [shlex.quote(a) for a in args]), check=check)
 
     def state(self, root=None):
-        """Every dataset, snapshot and property under root (the pool by default), with sources."""
+        """Every dataset, snapshot and property under root (the pool by default), with sources; but for what the
+        stack's backups do on their timers."""
         out = self.zfs(
             'get', '-Hp', '-r', '-t', 'all', '-o', 'name,property,value,source', 'all', root or self.pool
         ).stdout
-        return [line for line in out.splitlines() if line.split('\t')[1] not in VOLATILE]
+        fields = [line.split('\t') for line in out.splitlines()]
+        return ['\t'.join(f) for f in fields if f[1] not in VOLATILE and not BACKUPS.search(f[0])]
 
     def zfs_calls(self):
         return self.sh('cat /run/zfs-calls.log 2>/dev/null || true').stdout.splitlines()

@@ -1,7 +1,6 @@
 """The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
 
 import json
-import re
 import subprocess
 import tempfile
 import urllib.error
@@ -20,15 +19,6 @@ PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
 # The host_volume_plugin role's parent (inventories/local/group_vars/host_volume_clients.yml).
 HOST_VOLUMES = 'tank/nomad/volumes'
-# What the backups site.yml schedules (inventories/local/group_vars/zfs_replication.yml) write on their own timers,
-# whatever a test is doing: sanoid snapshots and prunes both parents every 15 minutes, and each pull receives
-# into pool backup and bookmarks what it sent.
-BACKUPS = re.compile(r'[@#]autosnap_|zfs receive ')
-
-
-def without_backups(text):
-    """Lines of zfs output (zfs list, zpool history) but those the backups' timers wrote."""
-    return '\n'.join(line for line in text.splitlines() if not BACKUPS.search(line))
 
 
 class Stack(object):

@@ -3,7 +3,8 @@ and node sockets of the plugin Nomad runs, from inside the VM, where the node sp
 
 import re
 
-from conftest import PARENT, SNAPSHOTS, without_backups
+from conftest import PARENT, SNAPSHOTS
+from zfsvm_client import without_backups
 
 PLUGINS = '/var/lib/nzc-nomad/client/csi/plugins'
 # Specs that fail through democratic-csi v1.9.4 itself, each with the reason; the README lists them.

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from conftest import REPO, without_backups
-from zfsvm_client import changed
+from conftest import REPO
+from zfsvm_client import changed, without_backups
 
 CANARY = 'nzc-canary-6d41c07e'
 DEMO = {'id': 'demo', 'namespace': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}  # the inventory's volume
