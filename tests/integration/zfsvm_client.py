@@ -46,6 +46,12 @@ VOLATILE = {
 BACKUPS = re.compile(r'[@#]autosnap_|zfs receive ')
 
 
+# Stops those timers, and a run of theirs in progress.
+STOP_BACKUPS = (
+    "systemctl stop sanoid.timer sanoid.service 'zfs-replication-pull@*.timer' 'zfs-replication-pull@*.service'"
+)
+
+
 def without_backups(text):
     """Lines of zfs output (zfs list, zpool history) but those the backups' timers wrote."""
     return '\n'.join(line for line in text.splitlines() if not BACKUPS.search(line))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from zfsvm_client import changed, wait_until
+from zfsvm_client import STOP_BACKUPS, changed, wait_until
 
 USER = 'zfs-replica'
 REPLICAS = 'standby/replica'
@@ -65,7 +65,7 @@ def standby_vars(vm, source, **pull):
 def quiet(vm):
     """Stop the timers the role started (and a run of theirs): the test pulls itself, and sanoid's snapshots or a
     timer's pull landing midway would change what it asserts."""
-    vm.sh("systemctl stop sanoid.timer sanoid.service 'zfs-replication-pull@*.timer' 'zfs-replication-pull@*.service'")
+    vm.sh(STOP_BACKUPS)
 
 
 def guid(vm, snapshot):

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from zfsvm_client import BIN, CACHE, REPO, ansible_env, management_token, mitogen_env, run_local_module
+from zfsvm_client import BIN, CACHE, REPO, STOP_BACKUPS, ansible_env, management_token, mitogen_env, run_local_module
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
@@ -166,9 +166,9 @@ def stack(vm):
         yield stack
     finally:
         subprocess.run(['bash', str(NOMAD_DEV), 'stop'], capture_output=True, check=False)
-        # The backups' timers would snapshot under tank/nomad/csi while the later tests and Molecule's scenarios
-        # create and destroy datasets there without -r.
-        vm.sh("systemctl stop sanoid.timer 'zfs-replication-pull@*.timer'", check=False)
+        # With no __init__.py this ends with the session: before Molecule's scenarios, which create and destroy
+        # datasets under tank/nomad/csi without -r. The zfs tests stop the timers themselves (their conftest).
+        vm.sh(STOP_BACKUPS, check=False)
 
 
 @pytest.fixture(scope='package')
