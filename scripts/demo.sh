@@ -81,7 +81,7 @@ echo "--- backed up: the standby's pull carries the file to pool backup, where n
 point=demo-backup-$(date -u +%Y%m%d%H%M%S)
 NOMAD_TOKEN=$csi_operator nomad_module nomad_csi_snapshot \
   "{\"plugin_id\": \"zfs\", \"source_volume_id\": \"demo\", \"namespace\": \"demo\", \"name\": \"$point\"}" >/dev/null
-# What the timer starts at *:05/15, run now: syncoid as user zfs-replica, through the primary's forced command.
+# What the pull's timer starts (hourly at :05 here), run now: syncoid as zfs-replica, through the forced command.
 pull=zfs-replication-pull@backup_replica_127.0.0.1_tank_nomad_csi.service
 bash tests/zfsvm/zfsvm.sh ssh systemctl start "$pull" \
   || { bash tests/zfsvm/zfsvm.sh ssh journalctl -u "$pull" -n 20 --no-pager >&2; echo "demo: the pull failed" >&2; exit 1; }
