@@ -4,7 +4,7 @@ second pool), and everything else refused through that key."""
 
 import pytest
 
-from zfsvm_client import changed
+from zfsvm_client import STOP_BACKUPS, changed
 
 USER = 'zfs-replica'
 KEY = '/root/.ssh/id_replica'
@@ -61,7 +61,7 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
     assert changed(play(variables)) == {'zfsvm': 0}
     # This test runs syncoid itself. The role started sanoid's timer, whose snapshots would land in the pool that the
     # refusals below must leave as it was (seen in CI: a run at 16:45 between the two listings).
-    vm.sh('systemctl stop sanoid.timer sanoid.service')
+    vm.sh(STOP_BACKUPS)
     assert vm.zfs('allow', primary).stdout.split('\n', 1)[1].split() == [
         'Local+Descendent',
         'permissions:',
