@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes or all. The anchors (community.general)
-# come from the `ansible` package, installed into a venv of its own so the
+# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication or all. The anchors
+# (community.general) come from the `ansible` package, installed into a venv of its own so the
 # collection's venv stays minimal; python-nomad is there for both Nomad modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,7 @@ case ${BENCH:-zfs} in
   wrapper) PATH=$venv/bin:$PATH "$venv/bin/python" bench/wrapper_bench.py ;;
   volumes) PATH=$venv/bin:$PATH "$venv/bin/python" bench/volume_bench.py ;;
   host_volumes) PATH=$venv/bin:$PATH "$venv/bin/python" bench/host_volume_bench.py ;;
-  all) for b in zfs nomad wrapper volumes host_volumes; do BENCH=$b bash "$0"; done ;;
-  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes or all" >&2; exit 2 ;;
+  replication) PATH=$venv/bin:$PATH "$venv/bin/python" bench/replication_bench.py ;;
+  all) for b in zfs nomad wrapper volumes host_volumes replication; do BENCH=$b bash "$0"; done ;;
+  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication or all" >&2; exit 2 ;;
 esac
