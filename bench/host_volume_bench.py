@@ -9,7 +9,6 @@ democratic-csi through the storage_host zfs wrapper), and put back afterwards.
 
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.error
@@ -19,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests' / 'integration'))
-from zfsvm_client import ansible_env, booted_vm, management_token  # noqa: E402
+from zfsvm_client import booted_vm, converged_stack, management_token  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '10'))
 NOMAD = 'http://127.0.0.1:4646'
@@ -85,15 +84,7 @@ WAYS = [
 
 def main():
     vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
-    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=NOMAD)
-    subprocess.run(['bash', str(REPO / 'scripts' / 'nomad-dev.sh'), 'start'], check=True, capture_output=True)
-    site = subprocess.run(
-        [str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'),
-         str(REPO / 'playbooks' / 'site.yml')],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
-    if site.returncode != 0:
-        sys.exit('site.yml failed:\n%s%s' % (site.stdout[-3000:], site.stderr[-2000:]))
+    converged_stack(vm, NOMAD)
     vm.sh(
         "mv /usr/sbin/zfs /usr/sbin/zfs.bench-real && cat > /usr/sbin/zfs <<'EOF'\n%sEOF\nchmod 755 /usr/sbin/zfs"
         % SHIM

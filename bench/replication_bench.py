@@ -24,11 +24,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests' / 'integration'))
-from zfsvm_client import STOP_BACKUPS, ansible_env, booted_vm  # noqa: E402
+from zfsvm_client import STOP_BACKUPS, booted_vm, converged_stack  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '20'))
 MIB = int(os.environ.get('BENCH_MIB', '8'))
-NOMAD = 'http://127.0.0.1:4646'
 WORK = '/run/nzc-bench'
 SOURCES = 'tank/nomad/volumes/nzc-bench'  # under a parent the stack's forced command serves
 OURS_TARGET = 'backup/replica/nzc-bench'  # under the replica parent, where zfs-replica may receive
@@ -247,18 +246,6 @@ def combine(a, b):
     }
 
 
-def converge(vm):
-    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=NOMAD)
-    subprocess.run(['bash', str(REPO / 'scripts' / 'nomad-dev.sh'), 'start'], check=True, capture_output=True)
-    site = subprocess.run(
-        [str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'),
-         str(REPO / 'playbooks' / 'site.yml')],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
-    if site.returncode != 0:
-        sys.exit('site.yml failed:\n%s%s' % (site.stdout[-3000:], site.stderr[-2000:]))
-
-
 WAYS = [
     ("ours: sanoid, then the role's pull as zfs-replica", 'ours'),
     ('syncoid as root, its defaults', 'syncoid'),
@@ -269,7 +256,7 @@ WAYS = [
 def main():
     vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
     if os.environ.get('BENCH_CONVERGED') != '1':
-        converge(vm)
+        converged_stack(vm)
     timers = vm.sh("systemctl list-units --state=active --plain --no-legend 'zfs-replication-pull@*.timer' "
                    "sanoid.timer | cut -d' ' -f1").stdout.split()  # fmt: skip
     vm.sh(STOP_BACKUPS)

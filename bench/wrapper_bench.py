@@ -6,14 +6,13 @@ bench/wrapper_lifecycle.sh on it in both modes in the same run: wall time per li
 """
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests' / 'integration'))
-from zfsvm_client import ansible_env, booted_vm  # noqa: E402
+from zfsvm_client import booted_vm, converged_stack  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '10'))
 PARENT = 'tank/nomad/csi'
@@ -21,23 +20,7 @@ PARENT = 'tank/nomad/csi'
 
 def main():
     vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
-    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key)
-    site = subprocess.run(
-        [
-            str(Path(sys.executable).parent / 'ansible-playbook'),
-            '-i',
-            str(REPO / 'inventories' / 'local'),
-            str(REPO / 'playbooks' / 'site.yml'),
-            '--limit',
-            'storage_hosts',
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    if site.returncode != 0:
-        sys.exit('storage half of site.yml failed:\n%s%s' % (site.stdout[-3000:], site.stderr[-2000:]))
+    converged_stack(vm, limit='storage_hosts')  # the storage half, which installs the wrapper
     vm.sh("cat > /tmp/wrapper_lifecycle.sh <<'EOF'\n%sEOF" % (HERE / 'wrapper_lifecycle.sh').read_text())
     version = vm.sh('/usr/sbin/zfs version | head -1').stdout.strip()
     rows = []

@@ -147,6 +147,24 @@ def booted_vm(workdir):
     return Vm(facts, workdir)
 
 
+def converged_stack(vm, nomad_addr='http://127.0.0.1:4646', limit=None):
+    """Apply site.yml to the local stack, for the benchmarks: all of it, after starting the VM's Nomad (a running one
+    is reused), or only the hosts of limit."""
+    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=nomad_addr)
+    if not limit:
+        subprocess.run(['bash', str(REPO / 'scripts' / 'nomad-dev.sh'), 'start'], check=True, capture_output=True)
+    site = subprocess.run(
+        [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(REPO / 'playbooks' / 'site.yml')]
+        + (['--limit', limit] if limit else []),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if site.returncode != 0:
+        sys.exit('site.yml failed:\n%s%s' % (site.stdout[-3000:], site.stderr[-2000:]))
+
+
 def collections_path():
     link = COLLECTIONS / 'ansible_collections' / 'nomad_zfs' / 'csi'
     if not link.exists():
