@@ -14,6 +14,13 @@ USER = 'zfs-replica'
 REPLICAS = 'standby/replica'
 KEY = '/var/lib/%s/.ssh/id_ed25519' % USER
 MIB = 1048576
+# The real sanoid with the role's /etc/sanoid/sanoid.conf, its clock (perl's time()) a month ahead, so that every
+# snapshot is old enough to prune; a cache and locks of its own.
+SANOID_A_MONTH_ON = (
+    "perl -e 'BEGIN { *CORE::GLOBAL::time = sub () { CORE::time() + 31 * 86400 } }"
+    ' do "/usr/sbin/sanoid"; die $@ if $@\''
+    ' -- --cache-dir=/run/it-sanoid --run-dir=/run/it-sanoid --verbose '
+)
 FILLED = 32 * MIB  # of the volume's 256 MiB refquota, before the 1 MiB that the increment carries
 CLEAN = """
 for unit in $(systemctl list-units --all --plain --no-legend 'zfs-replication-pull@*' | cut -d' ' -f1); do
@@ -82,6 +89,12 @@ def stream_size(vm, *send):
     return int([line.split()[1] for line in out.splitlines() if line.startswith('size')][0])
 
 
+def hourly(vm, dataset):
+    """The dataset's hourly snapshots, oldest first."""
+    out = vm.zfs('list', '-H', '-d', '1', '-t', 'snapshot', '-s', 'createtxg', '-o', 'name', dataset).stdout
+    return [name.split('@')[1] for name in out.split() if name.endswith('_hourly')]
+
+
 def pull(vm, instance):
     """What the timer starts, run now: the oneshot service, and its journal for this run."""
     since = vm.sh('date +%s').stdout.strip()
@@ -92,7 +105,7 @@ def pull(vm, instance):
 
 
 def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, primary, play, run_module):
-    standby = standby_vars(vm, primary)
+    standby = standby_vars(vm, primary, keep={'hourly': 2})
     target = '%s/127.0.0.1/%s' % (REPLICAS, primary)  # the default: <replica parent>/<host>/<parent>
     instance = target.replace('/', '_')
     timer = 'zfs-replication-pull@%s.timer' % instance
@@ -184,6 +197,21 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     assert re.search(from_bookmark, journal), journal
     assert guid(vm, target + '/v1@autosnap_6_hourly') == guid(vm, primary + '/v1@autosnap_6_hourly')
 
+    # sanoid on the standby prunes the replica to the pull's keep (2 hourly), oldest first, and keeps the newest, from
+    # which the next pull sends only the increment. The primary's 24 hourly are not reached: nothing pruned there.
+    received = hourly(vm, target + '/v1')
+    assert len(received) > 2 and received[-1] == 'autosnap_6_hourly', received
+    pruned = vm.sh(SANOID_A_MONTH_ON + '--prune-snapshots', timeout=300)
+    assert hourly(vm, target + '/v1') == received[-2:], pruned.stdout
+    assert hourly(vm, primary + '/v1') == ['autosnap_6_hourly'], pruned.stdout
+    vm.sh('head -c %d /dev/urandom > /%s/v1/i7' % (MIB, primary))
+    vm.zfs('snapshot', primary + '/v1@autosnap_7_hourly')
+    journal = pull(vm, instance)
+    assert re.search(
+        r"Sending incremental %s/v1@'?autosnap_6_hourly'? \.\.\. '?autosnap_7_hourly" % primary, journal
+    ), journal
+    assert guid(vm, target + '/v1@autosnap_7_hourly') == guid(vm, primary + '/v1@autosnap_7_hourly')
+
     # The same user and syncoid, told to write outside the replica parent, change nothing there.
     before = vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout
     outside = vm.sh(
@@ -201,7 +229,7 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
         refused = vm.sh('cd / && runuser -u %s -- %s' % (USER, command), check=False)
         assert refused.returncode != 0, command
     assert vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout == before
-    assert exists(vm, target + '/v1@autosnap_2_hourly')
+    assert exists(vm, target + '/v1@autosnap_7_hourly')
 
     # Mounted by root, the replica is read-only and its set-uid file runs as nothing.
     vm.sh('zfs set mountpoint=/mnt/it-replica %s/v1 && (zfs mount %s/v1 || true)' % (target, target))
@@ -215,7 +243,7 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     assert changed(play(dict(both, zfs_replication_pulls=[])))['zfsvm'] > 0
     assert vm.sh('systemctl is-enabled %s' % timer, check=False).stdout.strip() != 'enabled'
     assert vm.sh('systemctl is-active %s' % timer, check=False).stdout.strip() == 'inactive'
-    assert exists(vm, target + '/v1@autosnap_2_hourly')
+    assert exists(vm, target + '/v1@autosnap_7_hourly')
 
 
 @pytest.mark.parametrize(
