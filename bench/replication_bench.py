@@ -10,8 +10,9 @@ nothing changed; a cycle after 1 MiB was rewritten in every volume.
 
 Counted in the VM for each run, by the kernel's process accounting (acct(2)), so that every process of every user
 counts, the forced command's and the receiving user's included, and nothing is added to time: zfs processes, ssh
-client processes (one per SSH session: syncoid multiplexes its commands over one connection), and sshd's accepted
-connections (its log). Bytes moved: what crossed the VM's loopback interface, SSH framing and all.
+client processes (one per SSH session: syncoid multiplexes its commands over one connection), python3 processes (our
+forced command is one per session), and sshd's accepted connections (its log). Bytes moved: what crossed the VM's
+loopback interface, SSH framing and all.
 """
 
 import json
@@ -28,7 +29,7 @@ from zfsvm_client import STOP_BACKUPS, booted_vm, converged_stack  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '20'))
 MIB = int(os.environ.get('BENCH_MIB', '8'))
-WORK = '/run/nzc-bench'
+WORK = '/var/tmp/nzc-bench'  # not /run, which the VM mounts noexec (rsync runs from here)
 SOURCES = 'tank/nomad/volumes/nzc-bench'  # under a parent the stack's forced command serves
 OURS_TARGET = 'backup/replica/nzc-bench'  # under the replica parent, where zfs-replica may receive
 ANCHORS = 'backup/nzc-bench'
@@ -63,7 +64,7 @@ SANOID_CONF = (
 MEASURE = r"""
 import ctypes, json, os, struct, subprocess, sys, time
 argv = json.loads(sys.argv[1])
-path = '/run/nzc-bench/acct'
+path = sys.argv[2]
 open(path, 'wb').close()
 libc = ctypes.CDLL('libc.so.6', use_errno=True)
 def lo_bytes():
@@ -110,7 +111,7 @@ class Bench:
         return self.vm.sh(command, timeout=timeout).stdout
 
     def measure(self, argv):
-        out = self.sh('python3 -c %s %s' % (shlex.quote(MEASURE), shlex.quote(json.dumps(argv))))
+        out = self.sh('python3 -c %s %s %s/acct' % (shlex.quote(MEASURE), shlex.quote(json.dumps(argv)), WORK))
         return json.loads(out)
 
     def mountpoint(self, dataset):
@@ -194,7 +195,7 @@ class Bench:
     def ours(self):
         snap = self.sanoid()
         pull = self.measure(['systemctl', 'start', PULL])
-        return combine(snap, pull)
+        return dict(combine(snap, pull), snapshots=self.summary(snap))
 
     def syncoid(self):
         return self.measure(
@@ -225,6 +226,9 @@ class Bench:
             'zfs': sum(zfs.values()),
             'zfs_by_user': {self.uids.get(uid, uid): count for uid, count in zfs.items()},
             'ssh': sum(row['processes'].get('ssh', {}).values()),
+            # The forced command is a Python program: one interpreter start per command syncoid sends.
+            'python': sum(row['processes'].get('python3', {}).values()),
+            'snapshots': row.get('snapshots'),
             'connections': row['connections'],
             'lo_bytes': row['lo_bytes'],
         }
@@ -281,14 +285,19 @@ def main():
         'With nothing running, over 10 s: %d zfs processes, %d ssh sessions, %.0f bytes a second on loopback.\n'
         % (idle['zfs'], idle['ssh'], idle['lo_bytes'] / 10)
     )
-    print('| cycle | way | seconds | zfs processes (by user) | ssh sessions | SSH connections | MiB on loopback |')
-    print('|---|---|---|---|---|---|---|')
+    print(
+        '| cycle | way | seconds | of which snapshots | zfs processes (by user) | python3 processes | ssh sessions '
+        '| SSH connections | MiB on loopback |'
+    )
+    print('|---|---|---|---|---|---|---|---|---|')
     for row in rows:
         users = ', '.join('%s %d' % item for item in sorted(row['zfs_by_user'].items()))
+        snap = row['snapshots']
         print(
-            '| %s | %s | %.1f | %d (%s) | %d | %d | %.2f |'
-            % (row['cycle'], row['way'], row['seconds'], row['zfs'], users, row['ssh'], row['connections'],
-               row['lo_bytes'] / 2**20)
+            '| %s | %s | %.1f | %s | %d (%s) | %d | %d | %d | %.2f |'
+            % (row['cycle'], row['way'], row['seconds'],
+               '%.1f s, %d zfs' % (snap['seconds'], snap['zfs']) if snap else '-',
+               row['zfs'], users, row['python'], row['ssh'], row['connections'], row['lo_bytes'] / 2**20)
         )  # fmt: skip
     print('\n```json\n%s\n```' % json.dumps(rows, indent=1))
 
