@@ -10,9 +10,9 @@ nothing changed; a cycle after 1 MiB was rewritten in every volume.
 
 Counted in the VM for each run, by the kernel's process accounting (acct(2)), so that every process of every user
 counts, the forced command's and the receiving user's included, and nothing is added to time: zfs processes, ssh
-client processes (one per SSH session: syncoid multiplexes its commands over one connection), python3 processes (our
-forced command is one per session), and sshd's accepted connections (its log). Bytes moved: what crossed the VM's
-loopback interface, SSH framing and all.
+client processes (one per SSH session: syncoid multiplexes its commands over one connection), and sshd's accepted
+connections (its log). Accounting names a process by what it ran last: our forced command, a Python program that
+execs zfs, counts as that zfs. Bytes moved: what crossed the VM's loopback interface, SSH framing and all.
 """
 
 import json
@@ -226,8 +226,6 @@ class Bench:
             'zfs': sum(zfs.values()),
             'zfs_by_user': {self.uids.get(uid, uid): count for uid, count in zfs.items()},
             'ssh': sum(row['processes'].get('ssh', {}).values()),
-            # The forced command is a Python program: one interpreter start per command syncoid sends.
-            'python': sum(row['processes'].get('python3', {}).values()),
             'snapshots': row.get('snapshots'),
             'connections': row['connections'],
             'lo_bytes': row['lo_bytes'],
@@ -286,18 +284,19 @@ def main():
         % (idle['zfs'], idle['ssh'], idle['lo_bytes'] / 10)
     )
     print(
-        '| cycle | way | seconds | of which snapshots | zfs processes (by user) | python3 processes | ssh sessions '
-        '| SSH connections | MiB on loopback |'
+        '| cycle | way | seconds | of which snapshots | zfs processes (by user) | ssh sessions | SSH connections '
+        '| MiB on loopback |'
     )
-    print('|---|---|---|---|---|---|---|---|---|')
+    print('|---|---|---|---|---|---|---|---|')
     for row in rows:
         users = ', '.join('%s %d' % item for item in sorted(row['zfs_by_user'].items()))
+        users = ' (%s)' % users if users else ''
         snap = row['snapshots']
         print(
-            '| %s | %s | %.1f | %s | %d (%s) | %d | %d | %d | %.2f |'
+            '| %s | %s | %.1f | %s | %d%s | %d | %d | %.2f |'
             % (row['cycle'], row['way'], row['seconds'],
                '%.1f s, %d zfs' % (snap['seconds'], snap['zfs']) if snap else '-',
-               row['zfs'], users, row['python'], row['ssh'], row['connections'], row['lo_bytes'] / 2**20)
+               row['zfs'], users, row['ssh'], row['connections'], row['lo_bytes'] / 2**20)
         )  # fmt: skip
     print('\n```json\n%s\n```' % json.dumps(rows, indent=1))
 
