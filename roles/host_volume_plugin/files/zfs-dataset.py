@@ -23,22 +23,33 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #   start and to update one, so a repeat changes only what differs.
 # - delete destroys only a dataset carrying this volume's mark, never
 #   recursively, and its snapshots only when the volume's parameters say so
-#   (the schedule's own, sanoid's autosnap_*, always go with it).
+#   (the schedule's own, sanoid's autosnap_*, always go with it). A dataset
+#   marked as moved to another node is kept, and the plugin says so in syslog.
+# - create with parameter adopt_replica = "<path under the replica parent>" takes
+#   the replica <replica parent>/<path>/<namespace>/<name>, which the
+#   zfs_replication role pulled from another node, instead of an empty dataset:
+#   renamed into place with its snapshots, writable and mounted. Only a replica
+#   of the same namespace and name, only under the replica parent, and only
+#   when the volume asks.
 # - Every refusal happens before the first zfs process and is printed as
 #   {"error": "..."}, which Nomad shows to whoever asked.
 #
-# The parent comes from a root-owned file the role writes, one line:
+# The parents come from a root-owned file the role writes:
 #   parent=tank/nomad/volumes
+#   replica_parent=tank/nomad/replica     (optional: where replicas to adopt are)
 
 import json
 import os
 import re
 import subprocess
 import sys
+import syslog
 
 ZFS = '/usr/sbin/zfs'
 CONF = '/etc/nomad-zfs-csi/host-volume.conf'
 MARK = 'nomad-zfs-csi:host-volume-id'
+# Set on a volume's dataset when its data moved to another node: delete keeps it.
+MOVED = 'nomad-zfs-csi:moved-to'
 # The prefix of the snapshots sanoid takes on the zfs_replication role's schedule.
 SCHEDULED = 'autosnap_'
 
@@ -67,30 +78,56 @@ PROPERTIES = {
     'atime': (('on', 'off').__contains__, 'on or off'),
     'com.sun:auto-snapshot': (('true', 'false').__contains__, 'true or false'),
 }
+
+
+def _relative_ok(value):
+    return all(NAME_RE.match(part) for part in value.split('/'))  # NAME_RE refuses '', '.', '..' and '@'
+
+
 # Parameters that steer the plugin and are not properties.
 CONTROLS = {
     'delete_snapshots': (('true', 'false').__contains__, 'true or false'),
+    'adopt_replica': (
+        _relative_ok,
+        "the path under the replica parent of the source node's volumes, such as 10.0.0.1/tank/nomad/volumes",
+    ),
 }
 # Properties that follow a parameter. A volume without scheduled snapshots has nothing a standby can pull, and
 # syncoid fails a standby's whole recursive pull on it unless its syncoid:sync is false.
 FOLLOWERS = {'com.sun:auto-snapshot': 'syncoid:sync'}
 # Read in one zfs get: the mark, the size, where it is mounted, and every property we set.
 READ = ('type', MARK, 'refquota', 'mountpoint', 'mounted') + tuple(PROPERTIES) + tuple(FOLLOWERS.values())
+# What adoption reads of a replica, with each property's source: the replica parent's inert properties must not
+# follow a replica that a local setting kept them on.
+INERT = ('readonly', 'mountpoint', 'canmount', 'exec', 'setuid', 'devices')
+REPLICA_READ = ('type', 'receive_resume_token') + INERT
 
 
 class PluginError(Exception):
     """A refusal or failure, said to Nomad as {"error": ...}."""
 
 
+def _conf_dataset(text, key):
+    for line in text.splitlines():
+        if line.startswith(key + '=') and len(line) > len(key) + 1:
+            value = line[len(key) + 1 :]
+            if any(not NAME_RE.match(part) or part.startswith(':') for part in value.split('/')):
+                raise PluginError('%s names an invalid %s %r; run the host_volume_plugin role' % (CONF, key, value))
+            return value
+    return None
+
+
 def read_parent(text):
     """The parent dataset from the config file's text."""
-    for line in text.splitlines():
-        if line.startswith('parent=') and len(line) > len('parent='):
-            parent = line[len('parent=') :]
-            if any(not NAME_RE.match(part) or part.startswith(':') for part in parent.split('/')):
-                raise PluginError('%s names an invalid parent %r; run the host_volume_plugin role' % (CONF, parent))
-            return parent
-    raise PluginError('%s has no parent= line; run the host_volume_plugin role' % CONF)
+    parent = _conf_dataset(text, 'parent')
+    if parent is None:
+        raise PluginError('%s has no parent= line; run the host_volume_plugin role' % CONF)
+    return parent
+
+
+def read_replica_parent(text):
+    """The replica parent from the config file's text, or None where adoption is not set up."""
+    return _conf_dataset(text, 'replica_parent')
 
 
 def _name(env, variable, what):
@@ -141,6 +178,8 @@ def parse_request(env, parent):
         'capacity': capacity,
         'properties': properties,
         'delete_snapshots': controls.get('delete_snapshots') == 'true',
+        'adopt_replica': controls.get('adopt_replica'),
+        'relative': '%s/%s' % (namespace, name),
     }
 
 
@@ -155,15 +194,22 @@ def parse_get(text):
 
 
 def parse_list(text, dataset):
-    """`zfs list -H -o name,<MARK> -d 1` of a dataset: its mark, and its snapshots' names."""
-    mark, snapshots = None, []
+    """`zfs list -H -o name,<MARK>,<MOVED> -d 1` of a dataset: its marks (None when it does not exist), and its
+    snapshots' names."""
+    marks, snapshots = None, []
     for line in text.splitlines():
-        name, value = (line.split('\t', 1) + [''])[:2]
+        name, mark, moved = (line.split('\t', 2) + ['', ''])[:3]
         if name == dataset:
-            mark = value
+            marks = {MARK: mark, MOVED: moved}
         elif name.startswith(dataset + '@'):
             snapshots.append(name)
-    return mark, snapshots
+    return marks, snapshots
+
+
+def parse_sources(text):
+    """`zfs get -H -p -o property,value,source` of one dataset as {property: (value, source)}."""
+    fields = [line.split('\t', 2) for line in text.splitlines()]
+    return {f[0]: (f[1], f[2]) for f in fields if len(f) == 3}
 
 
 def _refuse_foreign(request, current):
@@ -176,12 +222,35 @@ def _refuse_foreign(request, current):
         )
 
 
-def plan_create(request, current):
-    """The zfs commands that make the dataset match the request; none when it already does."""
+def _require_capacity(request):
     if request['capacity'] <= 0:
         raise PluginError(
             "set capacity_min or capacity_max in the volume specification; this plugin makes quota'd datasets"
         )
+
+
+def replica_to_adopt(request, conf_text, parent):
+    """The replica a create asks to adopt, or None when it asks for none; refusals come before any zfs runs."""
+    if not request['adopt_replica']:
+        return None
+    replica_parent = read_replica_parent(conf_text)
+    if replica_parent is None:
+        raise PluginError(
+            'parameter adopt_replica: this node has no replica parent to adopt from; set '
+            'host_volume_plugin_replica_parent in the host_volume_plugin role'
+        )
+    if replica_parent.split('/')[0] != parent.split('/')[0]:
+        raise PluginError(
+            'parameter adopt_replica: the replica parent %s is in another pool than %s, and a dataset cannot be '
+            'renamed across pools; keep replicas to adopt in the pool of the parent' % (replica_parent, parent)
+        )
+    _require_capacity(request)
+    return '%s/%s/%s' % (replica_parent, request['adopt_replica'], request['relative'])
+
+
+def plan_create(request, current):
+    """The zfs commands that make the dataset match the request; none when it already does."""
+    _require_capacity(request)
     wanted = dict(request['properties'], refquota=str(request['capacity']))
     if current is None:
         options = []
@@ -199,9 +268,46 @@ def plan_create(request, current):
     return commands
 
 
+def plan_adopt(request, replica, replica_props, namespace_exists):
+    """The zfs commands that make the replica this volume's dataset: renamed into place with its snapshots (never
+    mounted on the way), the replica parent's inert settings dropped, marked, quota'd and mounted."""
+    if replica_props is None:
+        raise PluginError(
+            'parameter adopt_replica: there is no replica %s to adopt; check the path (the zfs_replication pull '
+            'target of the source node, under the replica parent) and that a pull ran' % replica
+        )
+    if replica_props['type'][0] != 'filesystem':
+        raise PluginError('parameter adopt_replica: %s is a %s, not a filesystem' % (replica, replica_props['type'][0]))
+    if replica_props['receive_resume_token'][0] not in ('-', ''):
+        raise PluginError(
+            'parameter adopt_replica: a pull into %s was interrupted; run that pull again to finish it, then create '
+            'the volume' % replica
+        )
+    dataset = request['dataset']
+    commands = [] if namespace_exists else [[ZFS, 'create', '-p', dataset.rsplit('/', 1)[0]]]
+    commands.append([ZFS, 'rename', '-u', replica, dataset])
+    local = [p for p in INERT if replica_props[p][1] == 'local' or replica_props[p][1].startswith('received')]
+    commands += [[ZFS, 'inherit', p, dataset] for p in local]  # one property per zfs inherit
+    wanted = dict(request['properties'], refquota=str(request['capacity']), **{MARK: request['id']})
+    commands.append([ZFS, 'set'] + ['%s=%s' % kv for kv in sorted(wanted.items())] + [dataset])
+    commands.append([ZFS, 'mount', dataset])
+    return commands
+
+
+def kept_as_moved(request, current):
+    """Why delete keeps the volume's dataset (its data moved to another node), or None."""
+    if current is None or current.get(MOVED, '-') in ('-', ''):
+        return None
+    _refuse_foreign(request, current)
+    return (
+        'kept %s: its data moved to %s (%s), so deleting volume %s here destroys nothing; destroy the dataset by '
+        'hand once it is no longer needed' % (request['dataset'], current[MOVED], MOVED, request['id'])
+    )
+
+
 def plan_delete(request, current, snapshots):
-    """The zfs commands that remove the volume's dataset; none when it is gone."""
-    if current is None:
+    """The zfs commands that remove the volume's dataset; none when it is gone or moved."""
+    if current is None or kept_as_moved(request, current):
         return []
     _refuse_foreign(request, current)
     # sanoid's (the zfs_replication role's schedule) go with the volume; anyone else's need the volume's word.
@@ -249,9 +355,14 @@ class Zfs:
         return parse_get(self(argv, missing_ok=True))
 
     def listing(self, dataset):
-        """The dataset's mark (None when it does not exist) and its snapshots."""
-        argv = [ZFS, 'list', '-H', '-o', 'name,' + MARK, '-t', 'filesystem,volume,snapshot', '-d', '1', dataset]
-        return parse_list(self(argv, missing_ok=True), dataset)
+        """The dataset's marks (None when it does not exist) and its snapshots."""
+        argv = [ZFS, 'list', '-H', '-o', 'name,%s,%s' % (MARK, MOVED), '-t', 'filesystem,volume,snapshot', '-d', '1']
+        return parse_list(self(argv + [dataset], missing_ok=True), dataset)
+
+    def read_sources(self, dataset, properties):
+        """{property: (value, source)} of the dataset, or None when it does not exist."""
+        argv = [ZFS, 'get', '-H', '-p', '-o', 'property,value,source', ','.join(properties), dataset]
+        return parse_sources(self(argv, missing_ok=True)) or None
 
 
 def _missing(line):
@@ -268,18 +379,36 @@ def run(operation, env, conf_text, zfs):
     request = parse_request(env, parent)
     dataset = request['dataset']
     if operation == 'delete':
-        mark, snapshots = zfs.listing(dataset)
-        for argv in plan_delete(request, None if mark is None else {MARK: mark}, snapshots):
+        current, snapshots = zfs.listing(dataset)
+        kept = kept_as_moved(request, current)
+        if kept:
+            say(kept)
+        for argv in plan_delete(request, current, snapshots):
             zfs(argv)
         return {}
-    found = zfs.read(dataset, parent)
+    replica = replica_to_adopt(request, conf_text, parent)
+    namespace_dataset = dataset.rsplit('/', 1)[0]
+    found = zfs.read(dataset, parent, namespace_dataset) if replica else zfs.read(dataset, parent)
     current = found.get(dataset)
     if current is None and parent not in found:
         raise PluginError('the parent %s does not exist; run the host_volume_plugin role' % parent)
+    if current is None and replica:
+        commands = plan_adopt(request, replica, zfs.read_sources(replica, REPLICA_READ), namespace_dataset in found)
+        for argv in commands:
+            zfs(argv)
+        say('adopted %s as %s for volume %s' % (replica, dataset, request['id']))
+        return created(request, zfs.read(dataset).get(dataset, {}))
     commands = plan_create(request, current)
     for argv in commands:
         zfs(argv)
     return created(request, zfs.read(dataset).get(dataset, {}) if commands else current)
+
+
+def say(message):
+    """A note for the node's operator: Nomad shows what a plugin prints only when it fails."""
+    syslog.openlog('zfs-dataset', 0, syslog.LOG_DAEMON)
+    syslog.syslog(syslog.LOG_NOTICE, message)
+    sys.stderr.write('zfs-dataset: %s\n' % message)
 
 
 def main(argv, env):

@@ -46,16 +46,18 @@ def request_env(**overrides):
 
 
 class MemoryZfs(plugin.Zfs):
-    """Answers zfs get/list from {dataset: properties} and applies create, set, mount and destroy."""
+    """Answers zfs get/list from {dataset: properties} and applies create, set, inherit, rename, mount and destroy.
+    A property's source is 'local' where sources says so, and 'default' otherwise."""
 
     def __init__(self, *names):
         super().__init__(run=self.answer)
-        self.datasets, self.commands, self.processes = {}, [], 0
+        self.datasets, self.sources, self.commands, self.processes = {}, {}, [], 0
         for name in names:
             self.add(name)
 
     def add(self, name, **props):
         self.datasets[name] = dict(CAPTURED, **dict({'mountpoint': '/' + name}, **props))
+        self.sources[name] = {}
         return self.datasets[name]
 
     def answer(self, argv, **kwargs):
@@ -66,13 +68,23 @@ class MemoryZfs(plugin.Zfs):
             return self.print_datasets(verb, args)
         self.commands.append(argv[1:])
         target = args[-1]
-        if verb != 'create' and target not in self.datasets:
+        if verb not in ('create', 'rename') and target not in self.datasets:
             return subprocess.CompletedProcess(argv, 1, '', "cannot open '%s': dataset does not exist\n" % target)
         if verb == 'create':
             props = self.add(target)
             props.update(opt.split('=', 1) for opt in args[1:-1] if '=' in opt)
         elif verb == 'set':
             self.datasets[target].update(opt.split('=', 1) for opt in args[:-1])
+        elif verb == 'inherit':
+            self.sources[target].pop(args[0], None)
+            self.datasets[target][args[0]] = CAPTURED[args[0]]
+        elif verb == 'rename':
+            source = args[-2]
+            for name in [n for n in self.datasets if n == source or n.startswith(source + '@')]:
+                moved = target + name[len(source) :]
+                self.datasets[moved], self.sources[moved] = self.datasets.pop(name), self.sources.pop(name)
+                if 'mountpoint' not in self.sources[moved]:  # inherited: from the new parent now
+                    self.datasets[moved]['mountpoint'] = '/' + moved
         elif verb == 'mount':
             self.datasets[target]['mounted'] = 'yes'
         elif verb == 'destroy':
@@ -82,22 +94,25 @@ class MemoryZfs(plugin.Zfs):
     def print_datasets(self, verb, args):
         """As real zfs: the existing targets printed, each missing one on stderr, and exit 1 if any is."""
         if verb == 'get':
-            assert args[:4] == ['-H', '-p', '-o', 'name,property,value']
+            assert args[:3] == ['-H', '-p', '-o'] and args[3] in ('name,property,value', 'property,value,source')
             wanted, targets = args[4].split(','), args[5:]
         else:
-            assert args[:3] == ['-H', '-o', 'name,' + plugin.MARK] and args[-3:-1] == ['-d', '1']
+            assert args[:3] == ['-H', '-o', 'name,%s,%s' % (plugin.MARK, plugin.MOVED)] and args[-3:-1] == ['-d', '1']
             targets = args[-1:]
         out = err = ''
         for target in targets:
             if target not in self.datasets:
                 err += "cannot open '%s': dataset does not exist\n" % target
-            elif verb == 'get':
+            elif verb == 'get' and args[3] == 'name,property,value':
                 props = self.datasets[target]
                 out += ''.join('%s\t%s\t%s\n' % (target, p, props.get(p, '-')) for p in wanted)
+            elif verb == 'get':
+                props, sources = self.datasets[target], self.sources[target]
+                out += ''.join('%s\t%s\t%s\n' % (p, props.get(p, '-'), sources.get(p, 'default')) for p in wanted)
             else:
                 out += ''.join(
-                    '%s\t%s\n' % (name, self.datasets[target].get(plugin.MARK, '-'))
-                    for name in sorted(self.datasets)
+                    '%s\t%s\t%s\n' % (name, props.get(plugin.MARK, '-'), props.get(plugin.MOVED, '-'))
+                    for name, props in sorted(self.datasets.items())
                     if name == target or name.startswith(target + '@')
                 )
         return subprocess.CompletedProcess(['zfs', verb], 1 if err else 0, out, err)
@@ -320,10 +335,10 @@ def test_one_zfs_get_reads_the_volume_and_its_parent_even_when_the_volume_is_mis
     }
 
 
-def test_one_zfs_list_gives_the_mark_and_only_the_volumes_own_snapshots():
-    # `zfs list -H -o name,<mark> -t filesystem,volume,snapshot -d 1` in the VM: a child inherits the mark.
-    zfs = captured_zfs(0, 'tank/p/ns/vol\tabc\ntank/p/ns/vol@s1\tabc\ntank/p/ns/vol/child\tabc\n', '')
-    assert zfs.listing('tank/p/ns/vol') == ('abc', ['tank/p/ns/vol@s1'])
+def test_one_zfs_list_gives_the_marks_and_only_the_volumes_own_snapshots():
+    # `zfs list -H -o name,<mark>,<moved> -t filesystem,volume,snapshot -d 1` in the VM: a child inherits the marks.
+    zfs = captured_zfs(0, 'tank/p/ns/vol\tabc\t-\ntank/p/ns/vol@s1\tabc\t-\ntank/p/ns/vol/child\tabc\t-\n', '')
+    assert zfs.listing('tank/p/ns/vol') == ({plugin.MARK: 'abc', plugin.MOVED: '-'}, ['tank/p/ns/vol@s1'])
     assert captured_zfs(1, '', "cannot open 'tank/p/ns/vol': dataset does not exist\n").listing('tank/p/ns/vol') == (
         None,
         [],
@@ -342,3 +357,131 @@ def test_a_delete_is_one_zfs_list_and_one_destroy():
     zfs.processes = 0
     run(zfs, 'delete')
     assert zfs.processes == 2
+
+
+# Adoption: a replica the zfs_replication role pulled from the node the volume lived on, and the delete there.
+REPLICAS = 'tank/nomad/replica'
+ADOPT_CONF = CONF + 'replica_parent=%s\n' % REPLICAS
+SOURCE = '10.0.0.1/tank/nomad/volumes'
+REPLICA = '%s/%s/team-a/pg' % (REPLICAS, SOURCE)
+ADOPT = json.dumps({'adopt_replica': SOURCE})
+
+
+@pytest.fixture
+def said(monkeypatch):
+    """What the plugin wrote to syslog."""
+    lines = []
+    monkeypatch.setattr(plugin.syslog, 'syslog', lambda priority, message: lines.append((priority, message)))
+    return lines
+
+
+def with_replica(**props):
+    """The volumes parent, and a replica as a pull leaves it: received unmounted under the inert replica parent,
+    with a snapshot; readonly set on the replica itself, the rest inherited."""
+    zfs = MemoryZfs('tank/nomad/volumes', REPLICAS)
+    zfs.add(REPLICA, **dict({'readonly': 'on', 'mountpoint': 'none', 'mounted': 'no'}, **props))
+    zfs.sources[REPLICA] = {'readonly': 'local'}
+    zfs.add(REPLICA + '@autosnap_2026-11-25_09:00:00_hourly')
+    return zfs
+
+
+def adopt(zfs, conf=ADOPT_CONF, **env):
+    return plugin.run('create', request_env(DHV_PARAMETERS=ADOPT, **env), conf, zfs)
+
+
+def test_a_create_asked_to_adopts_the_replica_with_its_snapshots_writable_and_mounted(said):
+    zfs = with_replica()
+    assert adopt(zfs) == {'path': '/' + DATASET, 'bytes': 1 << 30}
+    assert zfs.commands == [
+        ['create', '-p', 'tank/nomad/volumes/team-a'],
+        ['rename', '-u', REPLICA, DATASET],
+        ['inherit', 'readonly', DATASET],
+        ['set', plugin.MARK + '=' + VOLUME_ID, 'refquota=%d' % (1 << 30), DATASET],
+        ['mount', DATASET],
+    ]
+    assert REPLICA not in zfs.datasets and DATASET + '@autosnap_2026-11-25_09:00:00_hourly' in zfs.datasets
+    assert zfs.datasets[DATASET]['readonly'] == 'off' and zfs.datasets[DATASET]['mounted'] == 'yes'
+    assert said == [(plugin.syslog.LOG_NOTICE, 'adopted %s as %s for volume %s' % (REPLICA, DATASET, VOLUME_ID))]
+    # Nomad repeats create at every agent start, with the same parameters: now it is the volume's own dataset.
+    del zfs.commands[:]
+    zfs.processes = 0
+    assert adopt(zfs)['path'] == '/' + DATASET and zfs.commands == [] and zfs.processes == 1
+
+
+def test_adoption_is_seven_zfs_processes_where_the_namespace_exists():
+    zfs = with_replica()
+    zfs.add('tank/nomad/volumes/team-a')
+    adopt(zfs)
+    assert zfs.processes == 7, 'get the volume, parent and namespace; get the replica; rename, inherit, set, mount; get'
+    assert zfs.commands[0][0] == 'rename'
+
+
+@pytest.mark.parametrize(
+    'conf, parameters, message',
+    [
+        (CONF, ADOPT, 'this node has no replica parent to adopt from; set host_volume_plugin_replica_parent'),
+        (CONF + 'replica_parent=backup/replica\n', ADOPT, 'another pool than tank/nomad/volumes'),
+        (ADOPT_CONF, '{"adopt_replica": "../x"}', 'adopt_replica=.* is invalid; use the path under the replica parent'),
+        (ADOPT_CONF, '{"adopt_replica": "a/../../b"}', 'adopt_replica=.* is invalid'),
+        (ADOPT_CONF, '{"adopt_replica": "/tank"}', 'adopt_replica=.* is invalid'),
+        (ADOPT_CONF, '{"adopt_replica": "a@b"}', 'adopt_replica=.* is invalid'),
+    ],
+    ids=['no-replica-parent', 'other-pool', 'dot-dot', 'dot-dot-inside', 'absolute', 'snapshot'],
+)
+def test_adoption_refusals_come_before_any_zfs_process(conf, parameters, message):
+    zfs = with_replica()
+    zfs.processes = 0
+    with pytest.raises(plugin.PluginError, match=message):
+        plugin.run('create', request_env(DHV_PARAMETERS=parameters), conf, zfs)
+    assert zfs.processes == 0 and REPLICA in zfs.datasets
+
+
+@pytest.mark.parametrize(
+    'env, change, message',
+    [
+        ({'DHV_NAMESPACE': 'team-b'}, {}, 'there is no replica %s/%s/team-b/pg to adopt' % (REPLICAS, SOURCE)),
+        ({'DHV_VOLUME_NAME': 'pg2'}, {}, 'there is no replica %s/%s/team-a/pg2 to adopt' % (REPLICAS, SOURCE)),
+        ({}, {'receive_resume_token': '1-abc-def'}, 'a pull into %s was interrupted; run that pull again' % REPLICA),
+        ({}, {'type': 'volume'}, '%s is a volume, not a filesystem' % REPLICA),
+    ],
+    ids=['other-namespace', 'other-name', 'interrupted-pull', 'zvol'],
+)
+def test_only_a_whole_replica_of_the_same_namespace_and_name_is_adopted(env, change, message):
+    zfs = with_replica(**change)
+    with pytest.raises(plugin.PluginError, match=message):
+        adopt(zfs, **env)
+    assert zfs.commands == [] and REPLICA in zfs.datasets
+
+
+def test_a_create_that_does_not_ask_makes_an_empty_dataset_beside_a_replica():
+    zfs = with_replica()
+    plugin.run('create', request_env(), ADOPT_CONF, zfs)
+    assert zfs.commands[0][:2] == ['create', '-p'] and REPLICA in zfs.datasets
+
+
+def test_an_existing_volume_is_never_replaced_by_a_replica():
+    zfs = with_replica()
+    run(zfs)
+    del zfs.commands[:]
+    adopt(zfs)
+    assert zfs.commands == [] and REPLICA in zfs.datasets
+
+
+def test_a_delete_keeps_a_dataset_marked_as_moved_and_says_so(said, capsys):
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    zfs.datasets[DATASET].update({plugin.MOVED: 'node-b', 'readonly': 'on'})
+    del zfs.commands[:]
+    assert run(zfs, 'delete') == {}
+    assert zfs.commands == [] and DATASET in zfs.datasets
+    [(priority, message)] = said
+    assert priority == plugin.syslog.LOG_NOTICE and message.startswith('kept %s: its data moved to node-b' % DATASET)
+    assert 'zfs-dataset: kept ' + DATASET in capsys.readouterr().err
+
+
+def test_a_moved_mark_does_not_let_another_volume_keep_or_take_the_dataset(said):
+    zfs = MemoryZfs('tank/nomad/volumes')
+    zfs.add(DATASET, **{plugin.MARK: 'b1c2d3e4-0000-4000-8000-000000000000', plugin.MOVED: 'node-b'})
+    with pytest.raises(plugin.PluginError, match='not volume ' + VOLUME_ID):
+        run(zfs, 'delete')
+    assert said == [] and zfs.commands == []
