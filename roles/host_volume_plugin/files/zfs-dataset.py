@@ -34,7 +34,10 @@ exec /usr/bin/python3 -IS "$0" "$@"
 # - Every refusal happens before the first zfs process and is printed as
 #   {"error": "..."}, which Nomad shows to whoever asked.
 #
-# The parents come from a root-owned file the role writes:
+# The parents come from a root-owned file the role writes beside this one, named
+# as this file with .conf added (one per plugin file, so that two plugin IDs, or
+# two agents on one host, can each have their own parent; Nomad runs only
+# executable files from its plugin directory):
 #   parent=tank/nomad/volumes
 #   replica_parent=tank/nomad/replica     (optional: where replicas to adopt are)
 
@@ -46,7 +49,8 @@ import sys
 import syslog
 
 ZFS = '/usr/sbin/zfs'
-CONF = '/etc/nomad-zfs-csi/host-volume.conf'
+# Appended to the path Nomad runs the plugin by.
+CONF_SUFFIX = '.conf'
 MARK = 'nomad-zfs-csi:host-volume-id'
 # Set on a volume's dataset when its data moved to another node: delete keeps it.
 MOVED = 'nomad-zfs-csi:moved-to'
@@ -112,7 +116,9 @@ def _conf_dataset(text, key):
         if line.startswith(key + '=') and len(line) > len(key) + 1:
             value = line[len(key) + 1 :]
             if any(not NAME_RE.match(part) or part.startswith(':') for part in value.split('/')):
-                raise PluginError('%s names an invalid %s %r; run the host_volume_plugin role' % (CONF, key, value))
+                raise PluginError(
+                    'the configuration names an invalid %s %r; run the host_volume_plugin role' % (key, value)
+                )
             return value
     return None
 
@@ -121,7 +127,7 @@ def read_parent(text):
     """The parent dataset from the config file's text."""
     parent = _conf_dataset(text, 'parent')
     if parent is None:
-        raise PluginError('%s has no parent= line; run the host_volume_plugin role' % CONF)
+        raise PluginError('the configuration has no parent= line; run the host_volume_plugin role')
     return parent
 
 
@@ -415,10 +421,12 @@ def main(argv, env):
     operation = argv[1] if len(argv) > 1 else env.get('DHV_OPERATION', '')
     try:
         try:
-            with open(CONF) as conf:
+            with open(argv[0] + CONF_SUFFIX) as conf:
                 conf_text = conf.read()
         except OSError as err:
-            raise PluginError('cannot read %s (%s); run the host_volume_plugin role' % (CONF, err.strerror)) from None
+            raise PluginError(
+                'cannot read %s (%s); run the host_volume_plugin role' % (argv[0] + CONF_SUFFIX, err.strerror)
+            ) from None
         answer, code = run(operation, env, conf_text, Zfs()), 0
     except PluginError as err:
         answer, code = {'error': 'zfs-dataset: %s' % err}, 1

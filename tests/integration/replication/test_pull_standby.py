@@ -246,14 +246,38 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     assert exists(vm, target + '/v1@autosnap_7_hourly')
 
 
+def test_a_pull_may_land_under_a_replica_parent_of_its_own(vm, primary, play):
+    """A standby with two pools keeps each primary's replicas where they would be adopted: each replica parent is
+    made inert and delegated alike."""
+    variables = standby_vars(vm, primary)
+    variables['zfs_replication_pulls'].append(
+        dict(variables['zfs_replication_pulls'][0], replica_parent=REPLICAS + '-b')
+    )
+    assert changed(play(variables))['zfsvm'] > 0
+    quiet(vm)
+    for replica_parent in (REPLICAS, REPLICAS + '-b'):
+        values = vm.zfs('get', '-H', '-o', 'value', 'mountpoint,readonly,setuid,devices,exec', replica_parent).stdout
+        assert values.split() == ['none', 'on', 'off', 'off', 'off'], replica_parent
+        assert vm.zfs('allow', replica_parent).stdout.split('\n', 1)[1].split()[-2:] == [USER, 'create,mount,receive']
+        target = '%s/127.0.0.1/%s' % (replica_parent, primary)
+        assert exists(vm, target)
+        timer = 'zfs-replication-pull@%s.timer' % target.replace('/', '_')
+        assert vm.sh('systemctl is-enabled %s' % timer).stdout.strip() == 'enabled'
+
+
 @pytest.mark.parametrize(
     ('change', 'message'),
     [
         ({'zfs_replication_replica_parent': ''}, 'zfs_replication_replica_parent is empty'),
         ({'parent': 'tank/it-src\nTARGET=tank'}, 'parent is a dataset name'),
-        ({'target': 'tank/it-elsewhere'}, 'a dataset under zfs_replication_replica_parent'),
+        ({'target': 'tank/it-elsewhere'}, "a dataset under the pull's replica_parent"),
+        (
+            {'replica_parent': 'tank/it-elsewhere', 'target': 'standby/replica/x'},
+            "a dataset under the pull's replica_parent",
+        ),
+        ({'replica_parent': 'tank/it elsewhere'}, "a dataset under the pull's replica_parent"),
     ],
-    ids=['no-replica-parent', 'parent-with-newline', 'target-outside'],
+    ids=['no-replica-parent', 'parent-with-newline', 'target-outside', 'target-outside-its-own', 'bad-replica-parent'],
 )
 def test_a_bad_pull_is_refused_before_any_change(vm, standby_pool, play, change, message):
     pull_change = {k: v for k, v in change.items() if not k.startswith('zfs_')}

@@ -19,6 +19,9 @@ PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
 # The host_volume_plugin role's parent (inventories/local/group_vars/host_volume_clients.yml).
 HOST_VOLUMES = 'tank/nomad/volumes'
+# scripts/nomad-dev.sh's host_volume_plugin_dir, and the role's configuration beside the plugin.
+HOST_VOLUME_PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'
+HOST_VOLUME_CONF = HOST_VOLUME_PLUGIN + '.conf'
 
 
 class Stack(object):

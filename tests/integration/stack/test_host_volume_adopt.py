@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import HOST_VOLUMES, STACK
+from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK
 from zfsvm_client import changed
 
 PLAYBOOK = STACK / 'host_volume_plugin_only.yml'
@@ -54,7 +54,7 @@ def adopting(stack, vm):
             vm.zfs('destroy', '-r', name, check=False)
         restored = stack.playbook(PLAYBOOK, extra=token)
     assert changed(restored)['zfsvm'] > 0, restored.stdout[-3000:]
-    assert vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s\n' % HOST_VOLUMES
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
 
 
 def volume(stack, **parameters):
@@ -63,7 +63,7 @@ def volume(stack, **parameters):
 
 
 def test_a_moved_volume_is_kept_and_its_replica_adopted_with_its_data(stack, vm, adopting):
-    assert vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s\nreplica_parent=%s\n' % (
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\nreplica_parent=%s\n' % (
         HOST_VOLUMES,
         REPLICAS,
     )
@@ -114,11 +114,11 @@ def test_a_moved_volume_is_kept_and_its_replica_adopted_with_its_data(stack, vm,
 
 
 def test_a_replica_parent_in_another_pool_stops_the_role_before_any_change(stack, vm):
-    conf = vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout
+    conf = vm.sh('cat ' + HOST_VOLUME_CONF).stdout
     token = {'host_volume_plugin_nomad_token': stack.secret('host-volume-operator')}
     ran = stack.playbook(PLAYBOOK, extra=dict(token, host_volume_plugin_replica_parent='backup/replica'))
     assert ran.returncode != 0
     assert 'host_volume_plugin_replica_parent "backup/replica" must be a dataset in the pool of' in ran.stdout
     assert 'zfs renames only within a pool' in ran.stdout, ran.stdout[-3000:]
     assert re.search(r'^zfsvm\s+: ok=\d+\s+changed=0\s+unreachable=0\s+failed=1', ran.stdout, re.M), ran.stdout[-1000:]
-    assert vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == conf
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == conf

@@ -6,11 +6,11 @@ import shlex
 
 import pytest
 
-from conftest import STACK
+from conftest import HOST_VOLUME_CONF, STACK
+from conftest import HOST_VOLUME_PLUGIN as PLUGIN
 from zfsvm_client import changed
 
 HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
-PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
 MARK = 'nomad-zfs-csi:host-volume-id'
 # A snapshot as sanoid names it on the zfs_replication role's schedule.
 SCHEDULED = '@autosnap_2026-11-25_09:00:00_hourly'
@@ -48,7 +48,7 @@ def test_site_installed_the_plugin_and_the_node_reports_it(stack):
     attributes = stack.get('/v1/node/' + node['ID'])['Attributes']
     assert attributes['plugins.host_volume.zfs-dataset.version'] == '0.1.0'
     assert stack.vm.sh('stat -c %a:%U ' + PLUGIN).stdout.strip() == '755:root'
-    assert stack.vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s\n' % HV_PARENT
+    assert stack.vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HV_PARENT
     assert props(stack.vm, HV_PARENT, 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
 
 
@@ -180,9 +180,9 @@ def test_create_parent_makes_a_parent_whose_ancestors_are_missing(stack, vm):
         made = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
         assert changed(made)['zfsvm'] > 0
         assert props(vm, '%s/%s' % (vm.pool, deep), 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
-        assert vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s/%s\n' % (vm.pool, deep)
+        assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s/%s\n' % (vm.pool, deep)
     finally:
         restored = stack.playbook(playbook, extra=token)
         vm.zfs('destroy', '-r', '%s/t-deep' % vm.pool, check=False)
     assert changed(restored)['zfsvm'] > 0
-    assert vm.sh('cat /etc/nomad-zfs-csi/host-volume.conf').stdout == 'parent=%s\n' % HV_PARENT
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HV_PARENT

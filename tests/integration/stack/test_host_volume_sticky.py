@@ -1,10 +1,11 @@
 """`sticky = true` keeps a rescheduled allocation on its dynamic host volume, and its data with it.
 
 Sticky only means something where two nodes hold a volume of the same name. So the test joins a second,
-client-only agent (its own ports, data dir and cgroup parent) in the VM to the stack's server, and gives it a
-registered volume `t-sticky` (a plain directory) beside the one the zfs-dataset plugin makes on the stack's
-node. Then, with the first allocation's node made ineligible and the allocation stopped, a job without sticky
-moves to the other node's volume, and a sticky one waits for its own and finds its file there.
+client-only agent in the VM to the stack's server (node_b.py: its own ports, data dir, plugin directory and pool),
+and the zfs-dataset plugin makes a volume `t-sticky` on each node: in tank on the stack's node, in pool nodeb on
+the other, each plugin reading the parent beside it. Then, with the first allocation's node made ineligible and
+the allocation stopped, a job without sticky moves to the other node's volume, and a sticky one waits for its own
+and finds its file there.
 """
 
 import functools
@@ -13,48 +14,10 @@ import json
 import pytest
 
 from conftest import HOST_VOLUMES
+from node_b import HOST_VOLUMES as NODE_B_VOLUMES
+from node_b import node_b
 from zfsvm_client import wait_until
 
-UNIT = 'nzc-nomad-b'
-DATA_DIR = '/var/lib/nzc-nomad-b'
-OTHER_PATH = '/srv/nzc-t-sticky'
-CONFIG = (
-    """
-name      = "nzc-b"
-data_dir  = "%s"
-bind_addr = "127.0.0.1"
-ports {
-  http = 5656
-  rpc  = 5657
-  serf = 5658
-}
-advertise {
-  http = "127.0.0.1:5656"
-  rpc  = "127.0.0.1:5657"
-  serf = "127.0.0.1:5658"
-}
-acl {
-  enabled = true
-}
-client {
-  enabled       = true
-  servers       = ["127.0.0.1:4647"]
-  cgroup_parent = "nzc-b.slice"
-  options = {
-    "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
-  }
-  # The stack agent's small exec chroot (scripts/nomad-dev.sh says why).
-  chroot_env = {
-    "/bin"                  = "/bin"
-    "/lib64"                = "/lib64"
-    "/lib/x86_64-linux-gnu" = "/lib/x86_64-linux-gnu"
-    "/etc"                  = "/etc"
-  }
-}
-"""
-    % DATA_DIR
-)
-CAPABILITY = {'access_mode': 'single-node-writer', 'attachment_mode': 'file-system'}
 # The first allocation leaves its ID in the volume; a later one prints what it finds there.
 SCRIPT = 'test -f /data/first || echo "$NOMAD_ALLOC_ID" > /data/first; cat /data/first; sleep 3600'
 
@@ -107,15 +70,6 @@ def scheduling(stack):
     return json.dumps(summary, indent=1)
 
 
-def node_b_ready(stack):
-    """Node nzc-b once ready; fails at once, with the agent's log, if the agent exited."""
-    if stack.vm.sh('systemctl is-active -q %s' % UNIT, check=False).returncode != 0:
-        pytest.fail(
-            'the agent of node nzc-b exited:\n' + stack.vm.sh('journalctl -u %s --no-pager | tail -20' % UNIT).stdout
-        )
-    return [n for n in stack.get('/v1/nodes') if n['Name'] == 'nzc-b' and n['Status'] == 'ready']
-
-
 def tolerant(call, *args):
     """Clean-up goes on past a call that fails, so that the rest still runs."""
     try:
@@ -126,41 +80,28 @@ def tolerant(call, *args):
 
 @pytest.fixture(scope='module')
 def two_nodes(stack):
-    """The stack's node and node nzc-b, each with a host volume t-sticky: a zfs-dataset one and a registered one.
+    """The stack's node and node nzc-b, each with a zfs-dataset host volume t-sticky in its own pool.
 
     Both through nomad_host_volume, which tells same-named volumes apart by node_id. Yields node ID to volume ID.
     """
-    vm = stack.vm
     [stack_node] = stack.get('/v1/nodes')
-    vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % CONFIG)
-    vm.sh('mkdir -p %s; systemctl stop %s 2>/dev/null; systemctl reset-failed %s 2>/dev/null; rm -rf %s'
-          % (OTHER_PATH, UNIT, UNIT, DATA_DIR), check=False)  # fmt: skip
-    vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
-    specs = {}
-    try:
-        [other] = wait('node nzc-b ready', lambda: node_b_ready(stack))
-        specs[stack_node['ID']] = {'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'}
-        specs[other['ID']] = {'mode': 'register', 'host_path': OTHER_PATH, 'capabilities': [CAPABILITY]}
+    with node_b(stack) as other:
         volumes = {}
-        for node_id, spec in specs.items():
-            made = stack.module('nomad_host_volume', dict(spec, name='t-sticky', node_id=node_id))
-            assert made['rc'] == 0, made
-            volumes[node_id] = made['volume']['id']
-        yield volumes
-    finally:
-        deleted = [
-            stack.module('nomad_host_volume', {'name': 't-sticky', 'node_id': node_id, 'state': 'deleted'})
-            for node_id in specs
-        ]
-        vm.sh('systemctl stop %s' % UNIT, check=False)
-        vm.sh(
-            "awk -v d=%s/ 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l; "
-            'rm -rf %s %s /etc/nzc/nomad-b.hcl' % (DATA_DIR, DATA_DIR, OTHER_PATH),
-            check=False,
-        )
-        for node in stack.get('/v1/nodes'):
-            if node['Name'] == 'nzc-b':
-                tolerant(stack.api, 'POST', '/v1/node/%s/purge' % node['ID'])
+        try:
+            for node in (stack_node, other):
+                made = stack.module(
+                    'nomad_host_volume',
+                    {'name': 't-sticky', 'node_id': node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'},
+                )
+                assert made['rc'] == 0, made
+                volumes[node['ID']] = made['volume']['id']
+            assert made['volume']['host_path'] == '/%s/default/t-sticky' % NODE_B_VOLUMES, made
+            yield volumes
+        finally:
+            deleted = [
+                stack.module('nomad_host_volume', {'name': 't-sticky', 'node_id': node_id, 'state': 'deleted'})
+                for node_id in volumes
+            ]
     assert all(result['rc'] == 0 for result in deleted), deleted
 
 
@@ -168,7 +109,7 @@ def two_nodes(stack):
 def sticky_job(stack, two_nodes):
     """Both volumes empty; afterwards job t-sticky stopped, then purged (which drops its sticky claim), and both
     nodes eligible again."""
-    stack.vm.sh('rm -f /%s/default/t-sticky/first %s/first' % (HOST_VOLUMES, OTHER_PATH))
+    stack.vm.sh('rm -f /%s/default/t-sticky/first /%s/default/t-sticky/first' % (HOST_VOLUMES, NODE_B_VOLUMES))
     yield
     tolerant(stack.api, 'DELETE', '/v1/job/t-sticky')
     tolerant(wait, 'the job stopped', lambda: all_stopped(stack), 120)  # a mounted volume is busy

@@ -485,3 +485,18 @@ def test_a_moved_mark_does_not_let_another_volume_keep_or_take_the_dataset(said)
     with pytest.raises(plugin.PluginError, match='not volume ' + VOLUME_ID):
         run(zfs, 'delete')
     assert said == [] and zfs.commands == []
+
+
+def test_the_configuration_is_read_beside_the_plugin_file(tmp_path, capsys):
+    """<the path Nomad runs the plugin by>.conf: one per plugin file, so two plugin IDs or two agents on a host can
+    each have a parent of their own."""
+    executable = tmp_path / 'zfs-dataset'
+    (tmp_path / 'zfs-dataset.conf').write_text(CONF)
+    assert plugin.main([str(executable), 'create'], request_env(DHV_VOLUME_NAME='a/b')) == 1
+    assert 'cannot name a dataset' in json.loads(capsys.readouterr().out)['error']
+    (tmp_path / 'zfs-dataset.conf').unlink()
+    assert plugin.main([str(executable), 'create'], request_env()) == 1
+    assert json.loads(capsys.readouterr().out) == {
+        'error': 'zfs-dataset: cannot read %s.conf (No such file or directory); run the host_volume_plugin role'
+        % executable
+    }

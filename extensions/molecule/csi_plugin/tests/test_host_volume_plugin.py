@@ -17,7 +17,9 @@ def zfsvm():
 def test_the_plugin_is_root_owned_and_executable(zfsvm):
     plugin = zfsvm.file(PLUGIN)
     assert plugin.user == 'root' and plugin.mode == 0o755
-    assert zfsvm.file('/etc/nomad-zfs-csi/host-volume.conf').content_string == 'parent=tank/nomad/volumes\n'
+    conf = zfsvm.file(PLUGIN + '.conf')
+    assert conf.user == 'root' and conf.mode == 0o644 and conf.content_string == 'parent=tank/nomad/volumes\n'
+    assert not zfsvm.file('/etc/nomad-zfs-csi/host-volume.conf').exists, 'where release 0.1.0 kept it'
 
 
 def test_the_plugin_answers_a_fingerprint_with_no_environment(zfsvm):

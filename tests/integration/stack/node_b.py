@@ -1,0 +1,105 @@
+"""A second Nomad client in the VM, node nzc-b, joined to the stack's server: its own ports, data dir, cgroup
+parent, plugin directory and ZFS pool `nodeb` (a file), with the host_volume_plugin role run for it. Its plugin's
+configuration sits beside its plugin file, so its volumes go under nodeb/nomad/volumes while the stack node's go
+under tank/nomad/volumes."""
+
+import contextlib
+
+import pytest
+
+from conftest import STACK
+from zfsvm_client import changed, wait_until
+
+UNIT = 'nzc-nomad-b'
+NAME = 'nzc-b'
+DATA_DIR = '/var/lib/nzc-nomad-b'
+PLUGIN_DIR = DATA_DIR + '/host_volume_plugins'
+POOL = 'nodeb'
+HOST_VOLUMES = POOL + '/nomad/volumes'
+IMAGE = '/var/tmp/nodeb.img'
+CONFIG = """
+name      = "%s"
+data_dir  = "%s"
+bind_addr = "127.0.0.1"
+ports {
+  http = 5656
+  rpc  = 5657
+  serf = 5658
+}
+advertise {
+  http = "127.0.0.1:5656"
+  rpc  = "127.0.0.1:5657"
+  serf = "127.0.0.1:5658"
+}
+acl {
+  enabled = true
+}
+client {
+  enabled                = true
+  servers                = ["127.0.0.1:4647"]
+  cgroup_parent          = "nzc-b.slice"
+  host_volume_plugin_dir = "%s"
+  options = {
+    "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
+  }
+  # The stack agent's small exec chroot (scripts/nomad-dev.sh says why).
+  chroot_env = {
+    "/bin"                  = "/bin"
+    "/lib64"                = "/lib64"
+    "/lib/x86_64-linux-gnu" = "/lib/x86_64-linux-gnu"
+    "/etc"                  = "/etc"
+  }
+}
+""" % (NAME, DATA_DIR, PLUGIN_DIR)
+
+
+def node_ready(stack):
+    """Node nzc-b once ready; fails at once, with the agent's log, if the agent exited."""
+    if stack.vm.sh('systemctl is-active -q %s' % UNIT, check=False).returncode != 0:
+        pytest.fail(
+            'the agent of node %s exited:\n%s'
+            % (NAME, stack.vm.sh('journalctl -u %s --no-pager | tail -20' % UNIT).stdout)
+        )
+    return [n for n in stack.get('/v1/nodes') if n['Name'] == NAME and n['Status'] == 'ready']
+
+
+def plugin_role(stack, **extra):
+    """The host_volume_plugin role for node nzc-b: its agent, its unit and its pool."""
+    variables = {
+        'host_volume_plugin_nomad_token': stack.secret('host-volume-operator'),
+        'host_volume_plugin_nomad_addr': 'http://127.0.0.1:5656',
+        'host_volume_plugin_nomad_service': UNIT,
+        'host_volume_plugin_parent': HOST_VOLUMES,
+    }
+    return stack.playbook(STACK / 'host_volume_plugin_only.yml', extra=dict(variables, **extra))
+
+
+def stop(vm):
+    vm.sh('systemctl stop %s 2>/dev/null; systemctl reset-failed %s 2>/dev/null' % (UNIT, UNIT), check=False)
+    vm.sh(
+        "awk -v d=%s/ 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l; "
+        'rm -rf %s; zpool destroy -f %s; rm -f %s /etc/nzc/nomad-b.hcl' % (DATA_DIR, DATA_DIR, POOL, IMAGE),
+        check=False,
+    )
+
+
+@contextlib.contextmanager
+def node_b(stack):
+    """Node nzc-b, ready and reporting the zfs-dataset plugin; yields its node. Afterwards the agent is stopped, its
+    pool destroyed and the node purged from the server."""
+    vm = stack.vm
+    stop(vm)
+    vm.sh('truncate -s 512M %s && zpool create %s %s' % (IMAGE, POOL, IMAGE))
+    vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % CONFIG)
+    vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
+    try:
+        [node] = wait_until(lambda: node_ready(stack), timeout=180, why='node %s ready' % NAME)
+        ran = plugin_role(stack, host_volume_plugin_create_parent=True)
+        assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
+        yield node
+    finally:
+        stop(vm)
+        for node in stack.get('/v1/nodes'):
+            if node['Name'] == NAME:
+                with contextlib.suppress(AssertionError):
+                    stack.api('POST', '/v1/node/%s/purge' % node['ID'])
