@@ -24,7 +24,8 @@ exec /usr/bin/python3 -IS "$0" "$@"
 # - delete destroys only a dataset carrying this volume's mark, never
 #   recursively, and its snapshots only when the volume's parameters say so
 #   (the schedule's own, sanoid's autosnap_*, always go with it). A dataset
-#   marked as moved to another node is kept, and the plugin says so in syslog.
+#   marked as moved to another node is kept, and the plugin says so in syslog;
+#   create refuses it, so it never comes back live here.
 # - create with parameter adopt_replica = "<path under the replica parent>" takes
 #   the replica <replica parent>/<path>/<namespace>/<name>, which the
 #   zfs_replication role pulled from another node, instead of an empty dataset:
@@ -100,7 +101,7 @@ CONTROLS = {
 # syncoid fails a standby's whole recursive pull on it unless its syncoid:sync is false.
 FOLLOWERS = {'com.sun:auto-snapshot': 'syncoid:sync'}
 # Read in one zfs get: the mark, the size, where it is mounted, and every property we set.
-READ = ('type', MARK, 'refquota', 'mountpoint', 'mounted') + tuple(PROPERTIES) + tuple(FOLLOWERS.values())
+READ = ('type', MARK, MOVED, 'refquota', 'mountpoint', 'mounted') + tuple(PROPERTIES) + tuple(FOLLOWERS.values())
 # What adoption reads of a replica, with each property's source: the replica parent's inert properties must not
 # follow a replica that a local setting kept them on.
 INERT = ('readonly', 'mountpoint', 'canmount', 'exec', 'setuid', 'devices')
@@ -265,6 +266,12 @@ def plan_create(request, current):
         # -p makes the namespace's dataset; the parent's existence is checked first.
         return [[ZFS, 'create', '-p'] + options + [request['dataset']]]
     _refuse_foreign(request, current)
+    if current.get(MOVED, '-') not in ('-', ''):
+        # Also Nomad's own create at agent start: a volume whose data moved never comes back live on this node.
+        raise PluginError(
+            '%s was moved to %s (%s): its data lives there now; create the volume on that node, or clear the mark '
+            '(zfs inherit %s) to use this copy' % (request['dataset'], current[MOVED], MOVED, MOVED)
+        )
     if current.get('type') != 'filesystem':
         raise PluginError('%s is a %s, not a filesystem' % (request['dataset'], current.get('type')))
     changes = ['%s=%s' % (key, value) for key, value in sorted(wanted.items()) if current.get(key) != value]

@@ -76,6 +76,10 @@ def test_a_moved_volume_is_kept_and_its_replica_adopted_with_its_data(stack, vm,
 
     # The move marks the source; Nomad's delete then keeps it, and the plugin says so.
     vm.zfs('set', 'readonly=on', '%s=nzc-b' % MOVED, DATASET)
+    # Nomad runs the plugin's create for an update, as at every agent start: the moved copy is not offered again.
+    update = stack.module('nomad_host_volume', {'name': 't-move', 'capacity_max': '128M'})
+    assert update['rc'] != 0 and 'was moved to nzc-b' in update['msg'], update
+    assert props(vm, DATASET, 'refquota')['refquota'] == str(64 << 20)
     since = vm.sh('date +%s').stdout.strip()
     deleted = stack.module('nomad_host_volume', {'name': 't-move', 'state': 'deleted'})
     assert deleted['rc'] == 0 and deleted['changed'], deleted

@@ -500,3 +500,15 @@ def test_the_configuration_is_read_beside_the_plugin_file(tmp_path, capsys):
         'error': 'zfs-dataset: cannot read %s.conf (No such file or directory); run the host_volume_plugin role'
         % executable
     }
+
+
+def test_a_moved_dataset_is_never_live_again_here():
+    """Nomad repeats create for its volumes at every agent start: a moved volume's copy is refused, so the node
+    does not offer it."""
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    zfs.datasets[DATASET].update({plugin.MOVED: 'node-b', 'readonly': 'on'})
+    del zfs.commands[:]
+    with pytest.raises(plugin.PluginError, match='was moved to node-b .*create the volume on that node'):
+        run(zfs)
+    assert zfs.commands == []
