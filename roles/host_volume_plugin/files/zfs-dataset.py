@@ -219,6 +219,12 @@ def parse_sources(text):
     return {f[0]: (f[1], f[2]) for f in fields if len(f) == 3}
 
 
+def _moved_to(current):
+    """The node a dataset's data moved to, or None."""
+    moved = (current or {}).get(MOVED, '-')
+    return None if moved in ('-', '') else moved
+
+
 def _refuse_foreign(request, current):
     mark = current.get(MARK, '-')
     if mark != request['id']:
@@ -266,11 +272,11 @@ def plan_create(request, current):
         # -p makes the namespace's dataset; the parent's existence is checked first.
         return [[ZFS, 'create', '-p'] + options + [request['dataset']]]
     _refuse_foreign(request, current)
-    if current.get(MOVED, '-') not in ('-', ''):
+    if _moved_to(current):
         # Also Nomad's own create at agent start: a volume whose data moved never comes back live on this node.
         raise PluginError(
             '%s was moved to %s (%s): its data lives there now; create the volume on that node, or clear the mark '
-            '(zfs inherit %s) to use this copy' % (request['dataset'], current[MOVED], MOVED, MOVED)
+            '(zfs inherit %s) to use this copy' % (request['dataset'], _moved_to(current), MOVED, MOVED)
         )
     if current.get('type') != 'filesystem':
         raise PluginError('%s is a %s, not a filesystem' % (request['dataset'], current.get('type')))
@@ -309,12 +315,12 @@ def plan_adopt(request, replica, replica_props, namespace_exists):
 
 def kept_as_moved(request, current):
     """Why delete keeps the volume's dataset (its data moved to another node), or None."""
-    if current is None or current.get(MOVED, '-') in ('-', ''):
+    if not _moved_to(current):
         return None
     _refuse_foreign(request, current)
     return (
         'kept %s: its data moved to %s (%s), so deleting volume %s here destroys nothing; destroy the dataset by '
-        'hand once it is no longer needed' % (request['dataset'], current[MOVED], MOVED, request['id'])
+        'hand once it is no longer needed' % (request['dataset'], _moved_to(current), MOVED, request['id'])
     )
 
 

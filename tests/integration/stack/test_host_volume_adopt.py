@@ -12,6 +12,7 @@ import re
 import pytest
 
 from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK
+from test_host_volume_plugin import MARK, props
 from zfsvm_client import changed
 
 PLAYBOOK = STACK / 'host_volume_plugin_only.yml'
@@ -21,12 +22,7 @@ DATASET = HOST_VOLUMES + '/default/t-move'
 REPLICA = '%s/%s/default/t-move' % (REPLICAS, FROM)
 ASIDE = 'tank/it-moved-from'
 SNAPSHOT = '@autosnap_2026-11-25_10:00:00_hourly'
-MARK, MOVED = 'nomad-zfs-csi:host-volume-id', 'nomad-zfs-csi:moved-to'
-
-
-def props(vm, name, *names):
-    out = vm.zfs('get', '-Hp', '-o', 'property,value', ','.join(names), name).stdout
-    return dict(line.split('\t') for line in out.splitlines())
+MOVED = 'nomad-zfs-csi:moved-to'
 
 
 def exists(vm, name):
