@@ -107,13 +107,20 @@ def _refuse_what_cannot_change(p, current, want):
         )
 
 
-def plan_host_volume(p, capacity, current):
-    # type: (dict, tuple, dict | None) -> Plan
-    """The calls that give volume p['name'] the state p asks for; current is Nomad's read of it, or None."""
+def plan_host_volume(p, capacity, current, claims=()):
+    # type: (dict, tuple, dict | None, list) -> Plan
+    """The calls that give volume p['name'] the state p asks for; current is Nomad's read of it, or None.
+
+    claims are the sticky claims Nomad lists for the volume's name: a deleted volume's own go with it, since Nomad
+    keeps them and would never place their task groups again (on a volume of that name made later, too).
+    """
     if p['state'] == 'deleted':
         steps = []
         if current:
             steps = [('delete', 'volume/host/' + current['ID'], {'params': {'force': 'true'} if p['force'] else None})]
+            steps += [
+                ('delete', 'volumes/claim/' + c['ID'], {}) for c in claims or [] if c.get('VolumeID') == current['ID']
+            ]
         return Plan(
             steps,
             before='host volume %s: %s\n' % (p['name'], 'present' if current else 'absent'),

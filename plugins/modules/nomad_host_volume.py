@@ -25,7 +25,10 @@ description:
     changes nothing.
   - O(state=deleted) has Nomad run the plugin's delete, which destroys the data of a created volume. For
     C(zfs-dataset) that is the dataset, refused while it has snapshots unless its parameters say
-    C(delete_snapshots=true). A registered volume's directory is left alone.
+    C(delete_snapshots=true), and kept when it is marked as moved to another node. A registered volume's directory
+    is left alone.
+  - The sticky claims on a deleted volume go with it. Nomad keeps them otherwise, and a job group with such a claim
+    is never placed again, not even on a new volume of the same name.
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
@@ -185,7 +188,7 @@ options:
     default: 120
 notes:
   - Nomad checks C(host-volume-create) (or C(host-volume-register)) for writes, C(host-volume-read) to find the volume
-    and C(host-volume-delete) to delete it, in the volume's namespace.
+    and its claims, and C(host-volume-delete) to delete them, in the volume's namespace.
 seealso:
   - module: nomad_zfs.csi.nomad_csi_volume
   - name: Nomad dynamic host volumes
@@ -317,7 +320,8 @@ def converge_one(module, p, capacity, listed):
     client = module.client
     stub = find(listed, p['name'], p['node_id'])
     current = client.get('volume/host/' + stub['ID']) if stub and p['state'] == 'present' else stub
-    plan = plan_host_volume(p, capacity, current)
+    claims = client.get('volumes/claims', params={'volume_name': p['name']}) if stub and p['state'] == 'deleted' else []
+    plan = plan_host_volume(p, capacity, current, claims)
     entry = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
     answers = module.apply(
         plan.steps, call=lambda method, path, kwargs: write(client, method, path, kwargs, p), what=p['name']

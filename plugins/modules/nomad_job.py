@@ -32,6 +32,14 @@ options:
   content:
     description: The job as HCL2 or JSON text.
     type: str
+  job_id:
+    description:
+      - A job Nomad already has, by its ID in O(namespace), instead of its text.
+      - With O(state=present), a stopped job runs again as Nomad stored it, as C(nomad job start) does; a job
+        that is not registered fails, since there is nothing to start.
+      - With O(state=absent), it is stopped (or purged); a job that is not registered is left alone.
+    type: str
+    version_added: 0.2.0
   variables:
     description:
       - Values of the HCL2 job's C(variable) blocks, as C(nomad job run -var) gives them. They go to the
@@ -49,6 +57,8 @@ options:
   state:
     description:
       - V(present) runs the job; V(absent) stops it.
+      - With O(wait=true), V(absent) waits until none of the job's allocations is still pending or running, so
+        that the volumes they claimed are free.
     type: str
     choices: [present, absent]
     default: present
@@ -61,10 +71,12 @@ options:
       - Wait until the allocations of the job's current version are running (and healthy, where the job has
         health checks). For a V(batch) or V(sysbatch) job, wait until they have completed, and fail with the
         reason of any that ended otherwise (its task's last events).
+      - With O(state=absent), wait until the job has no allocation pending or running.
     type: bool
     default: true
   wait_timeout:
-    description: Seconds to wait with O(wait=true) before failing with the allocations' last events.
+    description: Seconds to wait with O(wait=true) before failing with the allocations' last events (or, with
+      O(state=absent), the allocations still running).
     type: int
     default: 300
 notes:
@@ -82,6 +94,19 @@ EXAMPLES = r"""
     variables:
       volume: pgdata
       action: read
+
+- name: Stop the jobs that use a volume, and wait until their allocations have stopped
+  nomad_zfs.csi.nomad_job:
+    job_id: "{{ item }}"
+    namespace: team-a
+    state: absent
+  loop: [pgdata-db, pgdata-backup]
+
+- name: Run them again as Nomad stored them
+  nomad_zfs.csi.nomad_job:
+    job_id: "{{ item }}"
+    namespace: team-a
+  loop: [pgdata-db, pgdata-backup]
 
 - name: Stop and purge it
   nomad_zfs.csi.nomad_job:
@@ -230,6 +255,31 @@ def wait_done(module, client, job, version):
     )
 
 
+def wait_stopped(module, client, job_id):
+    """Returns once no allocation of job_id is pending or running; fails naming those still running."""
+    live, done = poll_until(
+        lambda: [
+            a
+            for a in client.get('job/%s/allocations' % job_id, missing_ok=True) or []
+            if a['ClientStatus'] not in ENDED
+        ],
+        lambda live: not live,
+        module.params['wait_timeout'],
+    )
+    if not done:
+        module.fail_json(
+            msg='job %s is stopped, but after %ds these allocations still run: %s. Check their nodes (nomad alloc '
+            'status <id>).'
+            % (
+                job_id,
+                module.params['wait_timeout'],
+                ', '.join('%s on %s (%s)' % (a['ID'][:8], a.get('NodeName'), a['ClientStatus']) for a in live),
+            ),
+            job_id=job_id,
+            changed=bool(module.written),
+        )
+
+
 def read_file(field, path, what):
     try:
         with open(path) as f:
@@ -238,9 +288,25 @@ def read_file(field, path, what):
         raise PlanError('%s: cannot read %s (%s); give the path of %s.' % (field, path, e, what))
 
 
+def load_stored(module):
+    """The job Nomad stores as job_id, to run again (not stopped); {'ID': job_id} when absent and not wanted."""
+    client, p = module.client, module.params
+    job = client.get('job/' + p['job_id'], missing_ok=True)
+    if job:
+        return dict(job, Stop=False)
+    if p['state'] == 'present':
+        raise PlanError(
+            'job_id: Nomad has no job %s in namespace %s to start; give src or content to run a new job, or the '
+            'namespace it is in.' % (p['job_id'], client.namespace)
+        )
+    return dict(ID=p['job_id'])
+
+
 def load(module):
     """The job as API JSON in its namespace; PlanError for a file, a text or a job that cannot be run."""
     client, p = module.client, module.params
+    if p['job_id']:
+        return load_stored(module)
     text = read_file('src', p['src'], 'a job file') if p['src'] else p['content']
     files = [read_file('variable_files', path, 'an HCL variables file') for path in p['variable_files']]
     try:
@@ -261,6 +327,7 @@ def main():
         argument_spec=dict(
             src=dict(type='path'),
             content=dict(type='str'),
+            job_id=dict(type='str'),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             purge=dict(type='bool', default=False),
             wait=dict(type='bool', default=True),
@@ -268,8 +335,8 @@ def main():
             variables=dict(type='dict', default={}),
             variable_files=dict(type='list', elements='path', default=[]),
         ),
-        required_one_of=[('src', 'content')],
-        mutually_exclusive=[('src', 'content')],
+        required_one_of=[('src', 'content', 'job_id')],
+        mutually_exclusive=[('src', 'content', 'job_id')],
         supports_check_mode=True,
     )
     job = module.run(lambda: load(module))
@@ -287,6 +354,8 @@ def converge(module, job):
         result.update(changed=bool(plan.steps), version=plan.predicted)
         if module._diff:
             result['diff'] = dict(before=plan.before, after=plan.after)
+        if p['wait'] and not module.check_mode:
+            wait_stopped(module, client, job_id)
         return result
 
     plan = plan_job_present(job, client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True}))

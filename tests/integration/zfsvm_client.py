@@ -52,6 +52,15 @@ STOP_BACKUPS = (
 )
 
 
+def pull(vm, instance):
+    """What a zfs_replication pull's timer starts, run now: the oneshot service; its journal of this run."""
+    since = vm.sh('date +%s').stdout.strip()
+    ran = vm.sh('systemctl start zfs-replication-pull@%s.service' % instance, check=False, timeout=600)
+    journal = vm.sh('journalctl -u zfs-replication-pull@%s.service --since @%s --no-pager' % (instance, since)).stdout
+    assert ran.returncode == 0, journal
+    return journal
+
+
 def without_backups(text):
     """Lines of zfs output (zfs list, zpool history) but those the backups' timers wrote."""
     return '\n'.join(line for line in text.splitlines() if not BACKUPS.search(line))

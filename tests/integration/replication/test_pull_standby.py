@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from zfsvm_client import STOP_BACKUPS, changed, wait_until
+from zfsvm_client import STOP_BACKUPS, changed, pull, wait_until
 
 USER = 'zfs-replica'
 REPLICAS = 'standby/replica'
@@ -93,15 +93,6 @@ def hourly(vm, dataset):
     """The dataset's hourly snapshots, oldest first."""
     out = vm.zfs('list', '-H', '-d', '1', '-t', 'snapshot', '-s', 'createtxg', '-o', 'name', dataset).stdout
     return [name.split('@')[1] for name in out.split() if name.endswith('_hourly')]
-
-
-def pull(vm, instance):
-    """What the timer starts, run now: the oneshot service, and its journal for this run."""
-    since = vm.sh('date +%s').stdout.strip()
-    ran = vm.sh('systemctl start zfs-replication-pull@%s.service' % instance, check=False, timeout=600)
-    journal = vm.sh('journalctl -u zfs-replication-pull@%s.service --since @%s --no-pager' % (instance, since)).stdout
-    assert ran.returncode == 0, journal
-    return journal
 
 
 def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, primary, play, run_module):

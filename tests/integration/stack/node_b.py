@@ -84,9 +84,10 @@ def stop(vm):
 
 
 @contextlib.contextmanager
-def node_b(stack):
-    """Node nzc-b, ready and reporting the zfs-dataset plugin; yields its node. Afterwards the agent is stopped, its
-    pool destroyed and the node purged from the server."""
+def node_b(stack, before_plugin=None, **role_vars):
+    """Node nzc-b, ready and reporting the zfs-dataset plugin, with the role's variables role_vars; yields its node.
+    before_plugin() runs once pool nodeb exists, before the role. Afterwards the agent is stopped, its pool
+    destroyed and the node purged from the server."""
     vm = stack.vm
     stop(vm)
     vm.sh('truncate -s 512M %s && zpool create %s %s' % (IMAGE, POOL, IMAGE))
@@ -94,7 +95,9 @@ def node_b(stack):
     vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
     try:
         [node] = wait_until(lambda: node_ready(stack), timeout=180, why='node %s ready' % NAME)
-        ran = plugin_role(stack, host_volume_plugin_create_parent=True)
+        if before_plugin:
+            before_plugin()
+        ran = plugin_role(stack, host_volume_plugin_create_parent=True, **role_vars)
         assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
         yield node
     finally:

@@ -14,40 +14,13 @@ import json
 import pytest
 
 from conftest import HOST_VOLUMES
+from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as NODE_B_VOLUMES
 from node_b import node_b
 from zfsvm_client import wait_until
 
 # The first allocation leaves its ID in the volume; a later one prints what it finds there.
 SCRIPT = 'test -f /data/first || echo "$NOMAD_ALLOC_ID" > /data/first; cat /data/first; sleep 3600'
-
-
-def job(sticky):
-    group = {
-        'Name': 'g',
-        'Count': 1,
-        'Volumes': {
-            'data': {
-                'Name': 'data',
-                'Type': 'host',
-                'Source': 't-sticky',
-                'Sticky': sticky,
-                'AccessMode': 'single-node-writer',
-                'AttachmentMode': 'file-system',
-            }
-        },
-        'ReschedulePolicy': {'Attempts': 0, 'Unlimited': False},
-        'Tasks': [
-            {
-                'Name': 't',
-                'Driver': 'exec',
-                'Config': {'command': '/bin/sh', 'args': ['-c', SCRIPT]},
-                'VolumeMounts': [{'Volume': 'data', 'Destination': '/data'}],
-                'Resources': {'CPU': 50, 'MemoryMB': 64},
-            }
-        ],
-    }
-    return {'Job': {'ID': 't-sticky', 'Type': 'service', 'Datacenters': ['*'], 'TaskGroups': [group]}}
 
 
 def wait(what, found, timeout=180, explain=None):
@@ -165,7 +138,7 @@ def evaluated(stack, eval_id):
 
 @pytest.mark.parametrize('sticky', [False, True], ids=['without-sticky', 'sticky'])
 def test_a_replacement_keeps_to_its_volume_only_when_sticky(stack, two_nodes, sticky_job, sticky):
-    stack.api('PUT', '/v1/jobs', job(sticky))
+    stack.api('PUT', '/v1/jobs', host_volume_job('t-sticky', 't-sticky', SCRIPT, sticky))
     explain = functools.partial(scheduling, stack)
     first = wait('a running allocation', lambda: running(stack), explain=explain)
     assert first_line(stack, first) == first['ID']

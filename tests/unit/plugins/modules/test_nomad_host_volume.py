@@ -111,10 +111,20 @@ def test_a_name_on_several_nodes_needs_node_id(run_main, nomad):
     assert run_main(nomad_host_volume, dict(ARGS, node_id='node-2'))['volume']['id'] == 'b'
 
 
-def test_deleted_deletes_by_id_and_is_then_a_no_op(run_main, nomad):
+def test_deleted_deletes_by_id_with_its_own_claims_and_is_then_a_no_op(run_main, nomad):
     nomad.objects['volume/host/' + VOLUME_ID] = READY
+    # Nomad lists claims by name; one is the sticky claim of a volume of that name on another node.
+    claims = [{'ID': 'claim-1', 'VolumeID': VOLUME_ID}, {'ID': 'claim-2', 'VolumeID': 'other'}]
+    nomad.handlers[('get', 'volumes/claims')] = lambda body, params: (
+        claims if params == {'volume_name': 'scratch'} else []
+    )
+    checked = run_main(nomad_host_volume, {'name': 'scratch', 'state': 'deleted'}, check=True)
+    assert checked['changed'] and nomad.writes() == []
     gone = run_main(nomad_host_volume, {'name': 'scratch', 'state': 'deleted'}, diff=True)
-    assert gone['changed'] and nomad.writes() == [('delete', 'volume/host/' + VOLUME_ID, None)]
+    assert gone['changed'] and nomad.writes() == [
+        ('delete', 'volume/host/' + VOLUME_ID, None),
+        ('delete', 'volumes/claim/claim-1', None),
+    ]
     assert 'volume' not in gone
     assert run_main(nomad_host_volume, {'name': 'scratch', 'state': 'deleted'})['changed'] is False
 

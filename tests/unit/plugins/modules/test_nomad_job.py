@@ -139,3 +139,41 @@ def test_a_batch_job_that_fails_names_its_allocations_reason(run_main, nomad):
     failed = run_main(nomad_job, {'content': HCL, 'wait_timeout': 10})
     assert failed['failed'] and 'job sleeper version 0 did not complete: b2c3d4e5 failed' in failed['msg']
     assert 't: Terminated Exit Code: 3' in failed['msg']
+
+
+def test_absent_waits_until_no_allocation_runs(run_main, nomad, monkeypatch):
+    nomad.objects['job/sleeper'] = {'ID': 'sleeper', 'Version': 2, 'Stop': False}
+    running = {'ID': 'a1b2c3d4-0000', 'ClientStatus': 'running', 'NodeName': 'n1'}
+    answers = iter([[running], [dict(running, ClientStatus='complete')]])
+    nomad.handlers[('get', 'job/sleeper/allocations')] = lambda body, params: next(answers)
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    stopped = run_main(nomad_job, {'job_id': 'sleeper', 'state': 'absent'})
+    assert stopped['changed'] and nomad.writes() == [('delete', 'job/sleeper', {'purge': 'false'})]
+    assert [c[1] for c in nomad.calls].count('job/sleeper/allocations') == 2
+
+
+def test_absent_names_the_allocations_that_still_run(run_main, nomad):
+    nomad.objects['job/sleeper'] = {'ID': 'sleeper', 'Version': 2, 'Stop': True}
+    nomad.objects['job/sleeper/allocations'] = [{'ID': 'a1b2c3d4-0000', 'ClientStatus': 'running', 'NodeName': 'n1'}]
+    failed = run_main(nomad_job, {'job_id': 'sleeper', 'state': 'absent', 'wait_timeout': 0})
+    assert 'after 0s these allocations still run: a1b2c3d4 on n1 (running)' in failed['msg']
+    assert failed['changed'] is False and nomad.writes() == []
+
+
+def test_job_id_starts_the_stored_job_again(run_main, nomad):
+    nomad.objects['job/sleeper'] = dict(JOB, Version=4, Stop=True, Status='dead')
+    nomad.plan_type = 'Edited'
+    started = run_main(nomad_job, {'job_id': 'sleeper', 'wait': False})
+    assert started['changed'] and started['version'] == 4
+    plan, register = nomad.writes()
+    assert plan[1] == 'job/sleeper/plan' and plan[2]['Job']['Stop'] is False
+    assert register[1] == 'jobs' and register[2]['Job']['Stop'] is False and register[2]['Job']['Version'] == 4
+    nomad.plan_type = 'None'
+    assert run_main(nomad_job, {'job_id': 'sleeper', 'wait': False})['changed'] is False
+
+
+def test_job_id_of_no_job_fails_when_present_and_is_a_no_op_when_absent(run_main, nomad):
+    failed = run_main(nomad_job, {'job_id': 'nope'})
+    assert 'job_id: Nomad has no job nope in namespace default to start; give src or content' in failed['msg']
+    gone = run_main(nomad_job, {'job_id': 'nope', 'state': 'absent'})
+    assert gone['changed'] is False and nomad.writes() == []

@@ -1,0 +1,29 @@
+"""A service job for the host volume tests: one exec task running a shell script with the volume at /data."""
+
+
+def host_volume_job(job_id, volume, script, sticky):
+    group = {
+        'Name': 'g',
+        'Count': 1,
+        'Volumes': {
+            'data': {
+                'Name': 'data',
+                'Type': 'host',
+                'Source': volume,
+                'Sticky': sticky,
+                'AccessMode': 'single-node-writer',
+                'AttachmentMode': 'file-system',
+            }
+        },
+        'ReschedulePolicy': {'Attempts': 0, 'Unlimited': False},
+        'Tasks': [
+            {
+                'Name': 't',
+                'Driver': 'exec',
+                'Config': {'command': '/bin/sh', 'args': ['-c', script]},
+                'VolumeMounts': [{'Volume': 'data', 'Destination': '/data'}],
+                'Resources': {'CPU': 50, 'MemoryMB': 64},
+            }
+        ],
+    }
+    return {'Job': {'ID': job_id, 'Type': 'service', 'Datacenters': ['*'], 'TaskGroups': [group]}}

@@ -1,0 +1,211 @@
+"""A planned move of a zfs-dataset host volume to another node, with its data and the job that uses it, by
+playbooks/move_host_volume.yml, on the stack's Nomad with two client agents and the real sanoid and syncoid pulls.
+
+Node A is the stack's node (pool tank), node B is nzc-b (pool nodeb, node_b.py); the VM is both nodes' host. B
+pulls A's volumes into nodeb/replica, A pulls B's into tank/it-replicas: each replica parent in the pool of the
+node that adopts from it. The backups' timers are stopped for the test, which runs sanoid and the pulls itself.
+"""
+
+import re
+
+import pytest
+
+from conftest import HOST_VOLUMES, PARENT, REPO, STACK
+from host_volume_job import host_volume_job
+from node_b import HOST_VOLUMES as B_VOLUMES
+from node_b import NAME as B_NAME
+from node_b import node_b
+from test_host_volume_plugin import MARK, props
+from zfsvm_client import STOP_BACKUPS, changed, pull, wait_until
+
+MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
+BACKUPS = STACK / 'zfs_replication_only.yml'
+VOLUME = 't-mv'
+A_REPLICAS, B_REPLICAS = 'tank/it-replicas', 'nodeb/replica'
+A_DATASET, B_DATASET = '%s/default/%s' % (HOST_VOLUMES, VOLUME), '%s/default/%s' % (B_VOLUMES, VOLUME)
+# Each pull's target is <replica parent>/<host>/<parent>, its systemd instance that with / as _.
+ON_B, ON_A = '%s/127.0.0.1/%s' % (B_REPLICAS, A_DATASET), '%s/127.0.0.1/%s' % (A_REPLICAS, B_DATASET)
+B_PULL = ('%s/127.0.0.1/%s' % (B_REPLICAS, HOST_VOLUMES)).replace('/', '_')
+A_PULL = ('%s/127.0.0.1/%s' % (A_REPLICAS, B_VOLUMES)).replace('/', '_')
+MIB = 1048576
+MOVED = 'nomad-zfs-csi:moved-to'
+# The first allocation leaves its ID; one that finds it copies it to `seen` and writes 1 MiB more.
+SCRIPT = (
+    'if [ -f /data/first ]; then cat /data/first > /data/seen; head -c 1048576 /dev/urandom > /data/second; '
+    'else echo "$NOMAD_ALLOC_ID" > /data/first; fi; sync; sleep 3600'
+)
+
+
+def exists(vm, name):
+    return vm.zfs('list', name, check=False).returncode == 0
+
+
+def guid(vm, snapshot):
+    return vm.zfs('get', '-Hp', '-o', 'value', 'guid', snapshot).stdout.strip()
+
+
+def snapshot_names(vm, dataset):
+    out = vm.zfs('list', '-H', '-d', '1', '-t', 'snapshot', '-s', 'createtxg', '-o', 'name', dataset).stdout
+    return [line.split('@', 1)[1] for line in out.split()]
+
+
+def running(stack, node_id):
+    live = [
+        a
+        for a in stack.get('/v1/job/%s/allocations' % VOLUME)
+        if a['ClientStatus'] == 'running' and a['NodeID'] == node_id
+    ]
+    return live[0] if live else None
+
+
+def volumes(stack):
+    return [(v['ID'], v['NodeID']) for v in stack.get('/v1/volumes?type=host&prefix=' + VOLUME)]
+
+
+@pytest.fixture
+def two_nodes(stack, vm):
+    """Nodes A and B, each pulling the other's volumes into the replica parent its plugin adopts from; yields both
+    nodes. Afterwards the job, the volume and the replicas are gone, and the backups and A's plugin are as site.yml
+    left them."""
+    host_key = vm.sh('cat /etc/ssh/ssh_host_ed25519_key.pub').stdout.strip()
+    site_pulls = [{'host': '127.0.0.1', 'host_key': host_key, 'parent': p} for p in (PARENT, HOST_VOLUMES)]
+    backups = {
+        'zfs_replication_snapshots': [{'parent': PARENT}, {'parent': HOST_VOLUMES}, {'parent': B_VOLUMES}],
+        'zfs_replication_pulls': site_pulls
+        + [
+            {'host': '127.0.0.1', 'host_key': host_key, 'parent': HOST_VOLUMES, 'replica_parent': B_REPLICAS},
+            {'host': '127.0.0.1', 'host_key': host_key, 'parent': B_VOLUMES, 'replica_parent': A_REPLICAS},
+        ],
+    }
+    token = {'host_volume_plugin_nomad_token': stack.secret('host-volume-operator')}
+    [a_node] = stack.get('/v1/nodes')
+    vm.zfs('destroy', '-r', A_REPLICAS, check=False)
+
+    def replicating():
+        vm.zfs('create', B_VOLUMES.rsplit('/', 1)[0])  # nodeb/nomad: the role makes the parent below it
+        vm.zfs('create', B_VOLUMES)
+        ran = stack.playbook(BACKUPS, extra=backups)
+        assert ran.returncode == 0, ran.stdout[-3000:]
+        vm.sh(STOP_BACKUPS)
+
+    with node_b(stack, before_plugin=replicating, host_volume_plugin_replica_parent=B_REPLICAS) as b_node:
+        try:
+            ran = stack.playbook(
+                STACK / 'host_volume_plugin_only.yml',
+                extra=dict(token, host_volume_plugin_replica_parent=A_REPLICAS),
+            )
+            assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
+            yield a_node, b_node
+        finally:
+            stack.api('DELETE', '/v1/job/%s?purge=true' % VOLUME)
+            for _id, node_id in volumes(stack):
+                stack.module('nomad_host_volume', {'name': VOLUME, 'node_id': node_id, 'state': 'deleted'})
+            for name in (A_DATASET, A_REPLICAS):
+                vm.zfs('destroy', '-r', name, check=False)
+            restored = stack.playbook(BACKUPS)
+            assert restored.returncode == 0, restored.stdout[-3000:]
+            ran = stack.playbook(STACK / 'host_volume_plugin_only.yml', extra=token)
+            assert ran.returncode == 0, ran.stdout[-3000:]
+
+
+def move(stack, *flags, **variables):
+    """playbooks/move_host_volume.yml with the stack's inventory; node nzc-b's host is the VM too."""
+    extra = dict({'volume': VOLUME, 'to': B_NAME}, **variables)
+    nodes = {n['Name']: 'zfsvm' for n in stack.get('/v1/nodes')}
+    return stack.playbook(MOVE, *flags, extra=dict(extra, host_volume_move_hosts=nodes))
+
+
+def refused(ran, message):
+    assert ran.returncode != 0 and message in ran.stdout, ran.stdout[-3000:]
+    assert re.search(r'^nomad-dev\s+: ok=\d+\s+changed=0\s+unreachable=0\s+failed=1', ran.stdout, re.M), ran.stdout[
+        -1500:
+    ]
+
+
+def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(stack, vm, two_nodes):
+    a_node, b_node = two_nodes
+    made = stack.module(
+        'nomad_host_volume',
+        {'name': VOLUME, 'node_id': a_node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'},
+    )
+    assert made['rc'] == 0, made
+    stack.api('PUT', '/v1/jobs', host_volume_job(VOLUME, VOLUME, SCRIPT, sticky=True))
+    first = wait_until(lambda: running(stack, a_node['ID']), timeout=180, why='the job running on node A')
+    wait_until(lambda: vm.sh('test -s /%s/first' % A_DATASET, check=False).returncode == 0, timeout=60, why='its file')
+    vm.sh('head -c %d /dev/urandom > /%s/filler' % (8 * MIB, A_DATASET))
+    before = volumes(stack)
+
+    def unchanged():
+        assert volumes(stack) == before and running(stack, a_node['ID'])['ID'] == first['ID']
+        assert props(vm, A_DATASET, 'readonly', MOVED, 'syncoid:sync') == {
+            'readonly': 'off',
+            MOVED: '-',
+            'syncoid:sync': '-',
+        }
+
+    refused(move(stack, to='nowhere', stop_jobs=True), 'Nomad has no node nowhere')
+    refused(
+        move(stack, stop_jobs=True),
+        'Node %s has no replica of %s under %s' % (B_NAME, A_DATASET, B_REPLICAS),
+    )
+    unchanged()
+
+    # A snapshot of every dataset under A's parent, named as sanoid names them, then B's pull: A's volumes are
+    # replicated on B. Not sanoid's own run: it takes a snapshot only where one is due. A name of this run's time,
+    # since each pull leaves a bookmark named after the snapshot on the source, and a bookmark name is taken once.
+    vm.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % HOST_VOLUMES)
+    pull(vm, B_PULL)
+    vm.zfs('snapshot', A_DATASET + '@autosnap_2026-11-26_00:00:00_hourly')
+    refused(
+        move(stack, stop_jobs=True),
+        "The replica %s is older than the source's newest snapshot %s@autosnap_2026-11-26_00:00:00_hourly"
+        % (ON_B, A_DATASET),
+    )
+    pull(vm, B_PULL)
+    refused(move(stack), '%s is in use by %s (allocations %s)' % (VOLUME, VOLUME, first['ID'][:8]))
+    checked = move(stack, '--check', stop_jobs=True)
+    assert checked.returncode == 0 and 'Would stop %s, pull %s' % (VOLUME, A_DATASET) in checked.stdout, checked.stdout
+    unchanged()
+
+    since = vm.sh('date +%s').stdout.strip()
+    moved = move(stack, stop_jobs=True)
+    assert moved.returncode == 0, moved.stdout[-5000:]
+
+    # The volume is on B, made from the replica, and the job runs there on the data written on A.
+    [(new_id, node_id)] = volumes(stack)
+    assert node_id == b_node['ID'] and new_id != before[0][0]
+    again = wait_until(lambda: running(stack, b_node['ID']), timeout=180, why='the job running on node B')
+    wait_until(lambda: exists(vm, B_DATASET) and vm.sh('test -s /%s/second' % B_DATASET, check=False).returncode == 0,
+               timeout=60, why='the second file')  # fmt: skip
+    assert vm.sh('cat /%s/seen' % B_DATASET).stdout.strip() == first['ID'] != again['ID']
+    assert props(vm, B_DATASET, 'readonly', 'mounted', MARK) == {'readonly': 'off', 'mounted': 'yes', MARK: new_id}
+    # The sticky claim is on the new volume: the old one's went with it.
+    assert {c['VolumeID'] for c in stack.get('/v1/volumes/claims?job_id=' + VOLUME)} == {new_id}
+    [final] = [s for s in snapshot_names(vm, B_DATASET) if s.startswith('nomad-zfs-csi-move_')]
+    assert not exists(vm, ON_B)
+    kept = vm.sh('journalctl -t zfs-dataset --since @%s --no-pager -o cat' % since).stdout
+    assert 'kept %s: its data moved to %s' % (A_DATASET, B_NAME) in kept, kept
+
+    # The moved-from dataset is node A's replica of the volume now: read-only, unmounted, none of the volume's marks.
+    assert not exists(vm, A_DATASET)
+    assert props(vm, ON_A, 'readonly', 'mounted', MOVED, 'syncoid:sync', 'com.sun:auto-snapshot') == {
+        'readonly': 'on',
+        'mounted': 'no',
+        MOVED: '-',
+        'syncoid:sync': '-',
+        'com.sun:auto-snapshot': '-',
+    }
+    assert guid(vm, ON_A + '@' + final) == guid(vm, B_DATASET + '@' + final)
+
+    # Replication back carries only what changed on B: the 1 MiB file, from the final snapshot, not the 8 MiB.
+    vm.zfs('snapshot', B_DATASET + '@autosnap_2026-11-26_01:00:00_hourly')
+    journal = pull(vm, A_PULL)
+    assert re.search(
+        r"Sending incremental %s@'?%s'? \.\.\. '?autosnap_2026-11-26_01:00:00_hourly" % (B_DATASET, final), journal
+    ), journal
+    increment = vm.sh('zfs send -nvP -i @%s %s@autosnap_2026-11-26_01:00:00_hourly 2>&1' % (final, B_DATASET)).stdout
+    size = int([line.split()[1] for line in increment.splitlines() if line.startswith('size')][0])
+    assert MIB <= size < 1.5 * MIB, increment
+    assert guid(vm, ON_A + '@autosnap_2026-11-26_01:00:00_hourly') == guid(
+        vm, B_DATASET + '@autosnap_2026-11-26_01:00:00_hourly'
+    )
