@@ -76,3 +76,32 @@ def report(source_listing, replica_listing, parent, target, now):
         'not_replicated': [v['name'] for v in counted if v['newest_common'] is None],
         'without_snapshots': [v['name'] for v in volumes if not v['newest_source']],
     }
+
+
+def replica_report(replica_listing, parent, target, now):
+    """What the standby alone knows once its primary is gone: every replica under target (not target itself), named
+    as its dataset under parent, with its newest snapshot and lag. The primary's side is unknown: null, and
+    behind with it."""
+    replica = parse_listing(replica_listing)
+    volumes = []
+    for replica_name in sorted(n for n in replica if n.startswith(target + '/')):
+        newest = _newest(replica[replica_name]['snapshots'])
+        volumes.append(
+            {
+                'name': parent + replica_name[len(target) :],
+                'replica': replica_name,
+                'replica_exists': True,
+                'newest_source': None,
+                'newest_replica': newest,
+                'newest_common': None,
+                'lag_seconds': max(0, now - newest['created']) if newest else None,
+                'behind': None,
+            }
+        )
+    lags = [v['lag_seconds'] for v in volumes]
+    return {
+        'volumes': volumes,
+        'lag_seconds': None if None in lags else max(lags or [0]),
+        'not_replicated': [],
+        'without_snapshots': [v['name'] for v in volumes if not v['newest_replica']],
+    }

@@ -53,9 +53,27 @@ options:
     description: The primaries' host keys, as the role writes them; no other host key is accepted.
     type: path
     default: /etc/nomad-zfs-csi/replication-known_hosts
+  primary_lost:
+    description:
+      - The primary is gone, as in a failover. Only the replicas are read, and each is reported with its newest
+        snapshot and its lag, the age of the data a failover to it brings back. What the primary has is unknown, so
+        RV(volumes[].newest_source), RV(volumes[].newest_common) and RV(volumes[].behind) are null, and
+        RV(without_snapshots) lists replicas with no snapshot.
+      - The volumes are the replicas under O(target), not the primary's datasets.
+    type: bool
+    default: false
+    version_added: 0.2.0
 """
 
 EXAMPLES = r"""
+- name: After storage-1 was lost, how old the data in each replica is
+  nomad_zfs.csi.zfs_replication_info:
+    host: storage-1
+    parent: tank/nomad/volumes
+    target: backup/replica/storage-1/tank/nomad/volumes
+    primary_lost: true
+  register: recovery_points
+
 - name: Read how far the replicas of storage-1's CSI volumes are behind
   nomad_zfs.csi.zfs_replication_info:
     host: storage-1
@@ -122,7 +140,11 @@ import re
 import time
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import LIST_ARGS, report
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
+    LIST_ARGS,
+    replica_report,
+    report,
+)
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
 
 HOST_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-')
@@ -171,6 +193,8 @@ def read(module):
             'target %s cannot be listed on this standby: %s. Run the zfs_replication role with this pull first.'
             % (p['target'], err.strip())
         )
+    if p['primary_lost']:
+        return replica_report(replica, p['parent'], p['target'], int(time.time()))
     return report(read_primary(module), replica, p['parent'], p['target'], int(time.time()))
 
 
@@ -184,6 +208,7 @@ def main():
             user=dict(type='str', default='zfs-replica'),
             ssh_key=dict(type='path', default='/var/lib/zfs-replica/.ssh/id_ed25519'),
             known_hosts=dict(type='path', default='/etc/nomad-zfs-csi/replication-known_hosts'),
+            primary_lost=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

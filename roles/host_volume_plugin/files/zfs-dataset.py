@@ -23,7 +23,8 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #   start and to update one, so a repeat changes only what differs.
 # - delete destroys only a dataset carrying this volume's mark, never
 #   recursively, and its snapshots only when the volume's parameters say so
-#   (the schedule's own, sanoid's autosnap_*, always go with it). A dataset
+#   (the collection's own always go with it: sanoid's autosnap_* and a move's
+#   final nomad-zfs-csi-move_*). A dataset
 #   marked as moved to another node is kept, and the plugin says so in syslog;
 #   create refuses it, so it never comes back live here.
 # - create with parameter adopt_replica = "<path under the replica parent>" takes
@@ -55,8 +56,9 @@ CONF_SUFFIX = '.conf'
 MARK = 'nomad-zfs-csi:host-volume-id'
 # Set on a volume's dataset when its data moved to another node: delete keeps it.
 MOVED = 'nomad-zfs-csi:moved-to'
-# The prefix of the snapshots sanoid takes on the zfs_replication role's schedule.
-SCHEDULED = 'autosnap_'
+# The prefixes of the collection's own snapshots: sanoid's on the zfs_replication role's schedule, and the final
+# snapshot of a move (role host_volume_move), which an adopted replica brings with it.
+SCHEDULED = ('autosnap_', 'nomad-zfs-csi-move_')
 
 # Names become one dataset component each: no '/', '@', '..', spaces or leading '-'.
 NAME_RE = re.compile(r'^[A-Za-z0-9_:][A-Za-z0-9_.:-]{0,99}$')
@@ -329,7 +331,7 @@ def plan_delete(request, current, snapshots):
     if current is None or kept_as_moved(request, current):
         return []
     _refuse_foreign(request, current)
-    # sanoid's (the zfs_replication role's schedule) go with the volume; anyone else's need the volume's word.
+    # The collection's own go with the volume; anyone else's need the volume's word.
     kept = [snapshot for snapshot in snapshots if not snapshot.split('@', 1)[1].startswith(SCHEDULED)]
     if kept and not request['delete_snapshots']:
         raise PluginError(

@@ -74,6 +74,21 @@ def plugin_role(stack, **extra):
     return stack.playbook(STACK / 'host_volume_plugin_only.yml', extra=dict(variables, **extra))
 
 
+def start(vm):
+    vm.sh('systemctl reset-failed %s 2>/dev/null' % UNIT, check=False)
+    vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
+
+
+def lose(vm):
+    """Node B as a lost machine leaves it: the agent killed, and its tasks with it (they run in its cgroup parent,
+    outside the agent's unit). Its pool and mounts stay."""
+    vm.sh('systemctl kill -s KILL %s' % UNIT, check=False)
+    vm.sh(
+        'find /sys/fs/cgroup/nzc-b.slice -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9',
+        check=False,
+    )
+
+
 def stop(vm):
     vm.sh('systemctl stop %s 2>/dev/null; systemctl reset-failed %s 2>/dev/null' % (UNIT, UNIT), check=False)
     vm.sh(
@@ -92,7 +107,7 @@ def node_b(stack, before_plugin=None, **role_vars):
     stop(vm)
     vm.sh('truncate -s 512M %s && zpool create %s %s' % (IMAGE, POOL, IMAGE))
     vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % CONFIG)
-    vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
+    start(vm)
     try:
         [node] = wait_until(lambda: node_ready(stack), timeout=180, why='node %s ready' % NAME)
         if before_plugin:

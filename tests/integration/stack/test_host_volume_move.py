@@ -7,6 +7,7 @@ node that adopts from it. The backups' timers are stopped for the test, which ru
 """
 
 import re
+import time
 
 import pytest
 
@@ -14,11 +15,12 @@ from conftest import HOST_VOLUMES, PARENT, REPO, STACK
 from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import NAME as B_NAME
-from node_b import node_b
+from node_b import lose, node_b, start
 from test_host_volume_plugin import MARK, props
 from zfsvm_client import STOP_BACKUPS, changed, pull, wait_until
 
 MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
+FAILOVER = REPO / 'playbooks' / 'failover_host_volume.yml'
 BACKUPS = STACK / 'zfs_replication_only.yml'
 VOLUME = 't-mv'
 A_REPLICAS, B_REPLICAS = 'tank/it-replicas', 'nodeb/replica'
@@ -49,24 +51,24 @@ def snapshot_names(vm, dataset):
     return [line.split('@', 1)[1] for line in out.split()]
 
 
-def running(stack, node_id):
+def running(stack, node_id, job_id=VOLUME):
     live = [
         a
-        for a in stack.get('/v1/job/%s/allocations' % VOLUME)
+        for a in stack.get('/v1/job/%s/allocations' % job_id)
         if a['ClientStatus'] == 'running' and a['NodeID'] == node_id
     ]
     return live[0] if live else None
 
 
-def volumes(stack):
-    return [(v['ID'], v['NodeID']) for v in stack.get('/v1/volumes?type=host&prefix=' + VOLUME)]
+def volumes(stack, name=VOLUME):
+    return [(v['ID'], v['NodeID']) for v in stack.get('/v1/volumes?type=host&prefix=' + name) if v['Name'] == name]
 
 
-@pytest.fixture
-def two_nodes(stack, vm):
+@pytest.fixture(scope='module')
+def two_nodes(stack):
     """Nodes A and B, each pulling the other's volumes into the replica parent its plugin adopts from; yields both
-    nodes. Afterwards the job, the volume and the replicas are gone, and the backups and A's plugin are as site.yml
-    left them."""
+    nodes. Afterwards the replicas are gone, and the backups and A's plugin are as site.yml left them."""
+    vm = stack.vm
     host_key = vm.sh('cat /etc/ssh/ssh_host_ed25519_key.pub').stdout.strip()
     site_pulls = [{'host': '127.0.0.1', 'host_key': host_key, 'parent': p} for p in (PARENT, HOST_VOLUMES)]
     backups = {
@@ -97,22 +99,42 @@ def two_nodes(stack, vm):
             assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
             yield a_node, b_node
         finally:
-            stack.api('DELETE', '/v1/job/%s?purge=true' % VOLUME)
-            for _id, node_id in volumes(stack):
-                stack.module('nomad_host_volume', {'name': VOLUME, 'node_id': node_id, 'state': 'deleted'})
-            for name in (A_DATASET, A_REPLICAS):
-                vm.zfs('destroy', '-r', name, check=False)
+            vm.zfs('destroy', '-r', A_REPLICAS, check=False)
             restored = stack.playbook(BACKUPS)
             assert restored.returncode == 0, restored.stdout[-3000:]
             ran = stack.playbook(STACK / 'host_volume_plugin_only.yml', extra=token)
             assert ran.returncode == 0, ran.stdout[-3000:]
 
 
-def move(stack, *flags, **variables):
-    """playbooks/move_host_volume.yml with the stack's inventory; node nzc-b's host is the VM too."""
+@pytest.fixture
+def gone_after(stack, vm):
+    """gone_after(name): job and volume `name` are purged and deleted after the test, and its dataset on A gone."""
+    names = []
+    yield names.append
+    for name in names:
+        stack.api('DELETE', '/v1/job/%s?purge=true' % name)
+        for _id, node_id in volumes(stack, name):
+            stack.module('nomad_host_volume', {'name': name, 'node_id': node_id, 'state': 'deleted'})
+        vm.zfs('destroy', '-r', '%s/default/%s' % (HOST_VOLUMES, name), check=False)
+
+
+def volume_with_job(stack, name, node, dataset):
+    """Volume `name` made on node, and job `name` running there, once it wrote its first file; its allocation."""
+    made = stack.module(
+        'nomad_host_volume', {'name': name, 'node_id': node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'}
+    )
+    assert made['rc'] == 0, made
+    stack.api('PUT', '/v1/jobs', host_volume_job(name, name, SCRIPT, sticky=True))
+    first = wait_until(lambda: running(stack, node['ID'], name), timeout=180, why='job %s running' % name)
+    wait_until(lambda: stack.vm.sh('test -s /%s/first' % dataset, check=False).returncode == 0, timeout=60, why='file')
+    return first
+
+
+def move(stack, *flags, playbook=MOVE, **variables):
+    """playbooks/move_host_volume.yml (or another) with the stack's inventory; node nzc-b's host is the VM too."""
     extra = dict({'volume': VOLUME, 'to': B_NAME}, **variables)
     nodes = {n['Name']: 'zfsvm' for n in stack.get('/v1/nodes')}
-    return stack.playbook(MOVE, *flags, extra=dict(extra, host_volume_move_hosts=nodes))
+    return stack.playbook(playbook, *flags, extra=dict(extra, host_volume_move_hosts=nodes))
 
 
 def refused(ran, message):
@@ -122,16 +144,10 @@ def refused(ran, message):
     ]
 
 
-def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(stack, vm, two_nodes):
+def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(stack, vm, two_nodes, gone_after):
     a_node, b_node = two_nodes
-    made = stack.module(
-        'nomad_host_volume',
-        {'name': VOLUME, 'node_id': a_node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'},
-    )
-    assert made['rc'] == 0, made
-    stack.api('PUT', '/v1/jobs', host_volume_job(VOLUME, VOLUME, SCRIPT, sticky=True))
-    first = wait_until(lambda: running(stack, a_node['ID']), timeout=180, why='the job running on node A')
-    wait_until(lambda: vm.sh('test -s /%s/first' % A_DATASET, check=False).returncode == 0, timeout=60, why='its file')
+    gone_after(VOLUME)
+    first = volume_with_job(stack, VOLUME, a_node, A_DATASET)
     vm.sh('head -c %d /dev/urandom > /%s/filler' % (8 * MIB, A_DATASET))
     before = volumes(stack)
 
@@ -170,6 +186,15 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     since = vm.sh('date +%s').stdout.strip()
     moved = move(stack, stop_jobs=True)
     assert moved.returncode == 0, moved.stdout[-5000:]
+    # What the jobs waited, step by step: the steps add up to the whole.
+    report = re.search(
+        r'The jobs waited ([0-9.]+) s: stop ([0-9.]+) s, final send ([0-9.]+) s, adopt ([0-9.]+) s, jobs running '
+        r'again ([0-9.]+) s; then the turnaround ([0-9.]+) s',
+        moved.stdout,
+    )
+    assert report, moved.stdout[-3000:]
+    waited, stop, send, adopt, jobs, _turnaround = map(float, report.groups())
+    assert abs(stop + send + adopt + jobs - waited) < 0.5 and min(stop, send, adopt, jobs) > 0, report.group(0)
 
     # The volume is on B, made from the replica, and the job runs there on the data written on A.
     [(new_id, node_id)] = volumes(stack)
@@ -209,3 +234,44 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     assert guid(vm, ON_A + '@autosnap_2026-11-26_01:00:00_hourly') == guid(
         vm, B_DATASET + '@autosnap_2026-11-26_01:00:00_hourly'
     )
+
+
+def test_after_node_b_is_lost_the_volume_comes_up_on_a_from_its_replica(stack, vm, two_nodes, gone_after):
+    a_node, b_node = two_nodes
+    name, dataset = 't-fo', '%s/default/t-fo' % B_VOLUMES
+    gone_after(name)
+    first = volume_with_job(stack, name, b_node, dataset)
+    # The last replication before the loss, then a write that never reaches the standby.
+    snapshot = 'autosnap_' + vm.sh('date -u +%Y-%m-%d_%H:%M:%S').stdout.strip() + '_hourly'
+    vm.zfs('snapshot', '-r', '%s@%s' % (B_VOLUMES, snapshot))
+    pull(vm, A_PULL)
+    taken = int(vm.zfs('get', '-Hp', '-o', 'value', 'creation', '%s@%s' % (dataset, snapshot)).stdout)
+    vm.sh('echo after-the-last-pull > /%s/lost' % dataset)
+
+    lose(vm)
+    wait_until(lambda: stack.get('/v1/node/' + b_node['ID'])['Status'] == 'down', timeout=120, why='node B down')
+    refused(move(stack, stop_jobs=True, volume=name, to=a_node['Name']), 'a planned move needs it to send the last')
+
+    failed_over = move(stack, playbook=FAILOVER, volume=name, to=a_node['Name'])
+    assert failed_over.returncode == 0, failed_over.stdout[-5000:]
+    point = re.search(r'Recovery point of t-fo: (\S+), taken (\S+), (\d+) s\s+ago', failed_over.stdout)
+    assert point, failed_over.stdout[-3000:]
+    assert point.group(1) == '%s/127.0.0.1/%s@%s' % (A_REPLICAS, dataset, snapshot)
+    assert point.group(2) == time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(taken))
+
+    # The job runs on A, on the data as of that replication: the first file, not the one written after it.
+    [(new_id, node_id)] = volumes(stack, name)
+    assert node_id == a_node['ID'], failed_over.stdout[-3000:]
+    again = wait_until(lambda: running(stack, a_node['ID'], name), timeout=180, why='the job running on node A')
+    on_a = '%s/default/%s' % (HOST_VOLUMES, name)
+    wait_until(lambda: vm.sh('test -s /%s/second' % on_a, check=False).returncode == 0, timeout=60, why='2nd file')
+    assert vm.sh('cat /%s/seen' % on_a).stdout.strip() == first['ID'] != again['ID']
+    assert vm.sh('test -e /%s/lost' % on_a, check=False).returncode != 0
+
+    # B comes back: its copy, with what was written after the last pull, stays, and no allocation mounts it.
+    start(vm)
+    wait_until(lambda: stack.get('/v1/node/' + b_node['ID'])['Status'] == 'ready', timeout=180, why='node B back')
+    assert vm.sh('cat /%s/lost' % dataset).stdout == 'after-the-last-pull\n'
+    assert running(stack, b_node['ID'], name) is None and running(stack, a_node['ID'], name)['ID'] == again['ID']
+    assert vm.sh('awk \'$1 == "%s"\' /proc/mounts | wc -l' % dataset).stdout.strip() == '1'  # the plugin's own mount
+    assert volumes(stack, name) == [(new_id, a_node['ID'])]

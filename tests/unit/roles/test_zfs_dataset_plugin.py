@@ -273,13 +273,18 @@ def test_delete_refuses_snapshots_unless_the_volume_says_to_take_them():
     assert zfs.commands == [['destroy', DATASET + '@daily'], ['destroy', DATASET]]
 
 
-def test_delete_takes_the_schedules_snapshots_with_it_and_still_refuses_others():
+def test_delete_takes_the_collections_own_snapshots_with_it_and_still_refuses_others():
     zfs = MemoryZfs('tank/nomad/volumes')
     run(zfs)
     zfs.add(DATASET + '@autosnap_2026-11-25_09:00:00_hourly')
+    zfs.add(DATASET + '@nomad-zfs-csi-move_2026-11-25_10:00:00')  # a move's final snapshot, adopted with the data
     del zfs.commands[:]
     assert run(zfs, 'delete') == {}
-    assert zfs.commands == [['destroy', DATASET + '@autosnap_2026-11-25_09:00:00_hourly'], ['destroy', DATASET]]
+    assert zfs.commands == [
+        ['destroy', DATASET + '@autosnap_2026-11-25_09:00:00_hourly'],
+        ['destroy', DATASET + '@nomad-zfs-csi-move_2026-11-25_10:00:00'],
+        ['destroy', DATASET],
+    ]
     run(zfs)
     zfs.add(DATASET + '@autosnap_2026-11-25_09:00:00_daily')
     zfs.add(DATASET + '@before-upgrade')

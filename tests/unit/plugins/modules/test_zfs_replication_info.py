@@ -10,6 +10,7 @@ from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 PRIMARY = (FIXTURES / 'zfs_list_replication_primary_2.3.2.txt').read_text()
 STANDBY = (FIXTURES / 'zfs_list_replication_standby_2.3.2.txt').read_text()
 ARGS = {'host': '127.0.0.1', 'parent': 'tank/it-src', 'target': 'standby/replica/127.0.0.1/tank/it-src'}
+NOW = 1795612000
 LIST = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', 'name,guid,creation']
 
 
@@ -89,3 +90,14 @@ def test_a_missing_target_says_to_run_the_role(run_main, processes):
     processes.answers['zfs'] = (1, '', "cannot open 'standby/replica/127.0.0.1/tank/it-src': dataset does not exist\n")
     result = run_main(zfs_replication_info, ARGS)
     assert result['failed'] and 'Run the zfs_replication role' in result['msg'] and len(processes) == 1
+
+
+def test_with_the_primary_lost_only_the_replicas_are_read(run_main, processes, monkeypatch):
+    monkeypatch.setattr('time.time', lambda: NOW)
+    result = run_main(zfs_replication_info, dict(ARGS, primary_lost=True), check=True)
+    assert processes == [['/usr/bin/zfs'] + LIST + [ARGS['target']]]
+    [v1] = result['volumes']  # the only replica: v2 and v3 never reached this standby
+    assert v1['name'] == 'tank/it-src/v1' and v1['replica'] == ARGS['target'] + '/v1'
+    assert v1['newest_replica']['name'] == ARGS['target'] + '/v1@autosnap_2_hourly'
+    assert (v1['newest_source'], v1['behind'], v1['lag_seconds']) == (None, None, NOW - 1795611581)
+    assert result['lag_seconds'] == NOW - 1795611581 and result['without_snapshots'] == []
