@@ -18,13 +18,13 @@ execs zfs, counts as that zfs. Bytes moved: what crossed the VM's loopback inter
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests' / 'integration'))
+from vm_tools import install_rsync, remove_root_key, root_ssh  # noqa: E402
 from zfsvm_client import STOP_BACKUPS, booted_vm, converged_stack  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '20'))
@@ -124,20 +124,9 @@ class Bench:
         """Sources, targets, rsync (from this host: the VM image has none), root's key for the anchors, and the
         pull's configuration for the role's unit."""
         vm = self.vm
-        self.sh('rm -rf %s && mkdir -p %s/lib' % (WORK, WORK))
-        rsync = '/usr/bin/rsync'
-        libs = subprocess.run(['ldd', rsync], capture_output=True, text=True, check=True).stdout
-        for path in [rsync] + [w for w in libs.split() if w.startswith('/') and 'libc.so' not in w and 'ld-' not in w]:
-            dest = '%s/%s' % (WORK, 'rsync' if path == rsync else 'lib/' + os.path.basename(path))
-            subprocess.run(vm.ssh_argv() + ['cat > %s && chmod 755 %s' % (dest, dest)], input=Path(path).read_bytes(),
-                           check=True)  # fmt: skip
-        self.rsync_path = 'env LD_LIBRARY_PATH=%s/lib %s/rsync' % (WORK, WORK)
-        self.sh(
-            'ssh-keygen -q -t ed25519 -N "" -C nzc-bench -f %(w)s/root_key && '
-            'cat %(w)s/root_key.pub >> /root/.ssh/authorized_keys && '
-            'echo "127.0.0.1 $(cut -d" " -f1,2 /etc/ssh/ssh_host_ed25519_key.pub)" > %(w)s/known_hosts' % {'w': WORK}
-        )
-        self.ssh = 'ssh -i %s/root_key -o UserKnownHostsFile=%s/known_hosts -o BatchMode=yes' % (WORK, WORK)
+        self.sh('rm -rf %s && mkdir -p %s' % (WORK, WORK))
+        self.rsync_path = install_rsync(vm, WORK)
+        self.ssh = root_ssh(vm, WORK)
         self.sh('head -c %dM /dev/urandom > %s/data' % (MIB, WORK))
         for way in ('ours', 'syncoid'):
             self.sh('/usr/sbin/zfs create -p %s/%s' % (SOURCES, way))
@@ -160,10 +149,10 @@ class Bench:
 
     def tear_down(self):
         self.sh(
-            'rm -f %s; sed -i "/ nzc-bench$/d" /root/.ssh/authorized_keys; '
-            'for d in %s %s %s; do /usr/sbin/zfs destroy -r $d 2>/dev/null; done; rm -rf %s; true'
+            'rm -f %s; for d in %s %s %s; do /usr/sbin/zfs destroy -r $d 2>/dev/null; done; rm -rf %s; true'
             % (PULL_CONF, SOURCES, OURS_TARGET, ANCHORS, WORK)
         )
+        remove_root_key(self.vm)
 
     def change(self):
         """Rewrite 1 MiB in the middle of every source volume's file."""

@@ -99,13 +99,14 @@ def stop(vm):
 
 
 @contextlib.contextmanager
-def node_b(stack, before_plugin=None, **role_vars):
-    """Node nzc-b, ready and reporting the zfs-dataset plugin, with the role's variables role_vars; yields its node.
+def node_b(stack, before_plugin=None, pool_size='512M', **role_vars):
+    """Node nzc-b, ready and reporting the zfs-dataset plugin, with the role's variables role_vars and a pool of
+    pool_size (a sparse file); yields its node.
     before_plugin() runs once pool nodeb exists, before the role. Afterwards the agent is stopped, its pool
     destroyed and the node purged from the server."""
     vm = stack.vm
     stop(vm)
-    vm.sh('truncate -s 512M %s && zpool create %s %s' % (IMAGE, POOL, IMAGE))
+    vm.sh('truncate -s %s %s && zpool create %s %s' % (pool_size, IMAGE, POOL, IMAGE))
     vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % CONFIG)
     start(vm)
     try:

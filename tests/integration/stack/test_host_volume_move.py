@@ -11,24 +11,21 @@ import time
 
 import pytest
 
-from conftest import HOST_VOLUMES, PARENT, REPO, STACK
+from conftest import HOST_VOLUMES, REPO
 from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import NAME as B_NAME
-from node_b import lose, node_b, start
+from node_b import lose, start
+from replicating_nodes import A_PULL, A_REPLICAS, B_PULL, B_REPLICAS, replicating_nodes
 from test_host_volume_plugin import MARK, props
-from zfsvm_client import STOP_BACKUPS, changed, pull, wait_until
+from zfsvm_client import pull, wait_until
 
 MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
 FAILOVER = REPO / 'playbooks' / 'failover_host_volume.yml'
-BACKUPS = STACK / 'zfs_replication_only.yml'
 VOLUME = 't-mv'
-A_REPLICAS, B_REPLICAS = 'tank/it-replicas', 'nodeb/replica'
 A_DATASET, B_DATASET = '%s/default/%s' % (HOST_VOLUMES, VOLUME), '%s/default/%s' % (B_VOLUMES, VOLUME)
-# Each pull's target is <replica parent>/<host>/<parent>, its systemd instance that with / as _.
+# Each node's replica of the other's volume: <replica parent>/<host>/<parent>/<namespace>/<name>.
 ON_B, ON_A = '%s/127.0.0.1/%s' % (B_REPLICAS, A_DATASET), '%s/127.0.0.1/%s' % (A_REPLICAS, B_DATASET)
-B_PULL = ('%s/127.0.0.1/%s' % (B_REPLICAS, HOST_VOLUMES)).replace('/', '_')
-A_PULL = ('%s/127.0.0.1/%s' % (A_REPLICAS, B_VOLUMES)).replace('/', '_')
 MIB = 1048576
 MOVED = 'nomad-zfs-csi:moved-to'
 # The first allocation leaves its ID; one that finds it copies it to `seen` and writes 1 MiB more.
@@ -66,44 +63,9 @@ def volumes(stack, name=VOLUME):
 
 @pytest.fixture(scope='module')
 def two_nodes(stack):
-    """Nodes A and B, each pulling the other's volumes into the replica parent its plugin adopts from; yields both
-    nodes. Afterwards the replicas are gone, and the backups and A's plugin are as site.yml left them."""
-    vm = stack.vm
-    host_key = vm.sh('cat /etc/ssh/ssh_host_ed25519_key.pub').stdout.strip()
-    site_pulls = [{'host': '127.0.0.1', 'host_key': host_key, 'parent': p} for p in (PARENT, HOST_VOLUMES)]
-    backups = {
-        'zfs_replication_snapshots': [{'parent': PARENT}, {'parent': HOST_VOLUMES}, {'parent': B_VOLUMES}],
-        'zfs_replication_pulls': site_pulls
-        + [
-            {'host': '127.0.0.1', 'host_key': host_key, 'parent': HOST_VOLUMES, 'replica_parent': B_REPLICAS},
-            {'host': '127.0.0.1', 'host_key': host_key, 'parent': B_VOLUMES, 'replica_parent': A_REPLICAS},
-        ],
-    }
-    token = {'host_volume_plugin_nomad_token': stack.secret('host-volume-operator')}
-    [a_node] = stack.get('/v1/nodes')
-    vm.zfs('destroy', '-r', A_REPLICAS, check=False)
-
-    def replicating():
-        vm.zfs('create', B_VOLUMES.rsplit('/', 1)[0])  # nodeb/nomad: the role makes the parent below it
-        vm.zfs('create', B_VOLUMES)
-        ran = stack.playbook(BACKUPS, extra=backups)
-        assert ran.returncode == 0, ran.stdout[-3000:]
-        vm.sh(STOP_BACKUPS)
-
-    with node_b(stack, before_plugin=replicating, host_volume_plugin_replica_parent=B_REPLICAS) as b_node:
-        try:
-            ran = stack.playbook(
-                STACK / 'host_volume_plugin_only.yml',
-                extra=dict(token, host_volume_plugin_replica_parent=A_REPLICAS),
-            )
-            assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
-            yield a_node, b_node
-        finally:
-            vm.zfs('destroy', '-r', A_REPLICAS, check=False)
-            restored = stack.playbook(BACKUPS)
-            assert restored.returncode == 0, restored.stdout[-3000:]
-            ran = stack.playbook(STACK / 'host_volume_plugin_only.yml', extra=token)
-            assert ran.returncode == 0, ran.stdout[-3000:]
+    """Nodes A and B, each the other's standby (replicating_nodes.py)."""
+    with replicating_nodes(stack) as nodes:
+        yield nodes
 
 
 @pytest.fixture
@@ -112,9 +74,13 @@ def gone_after(stack, vm):
     names = []
     yield names.append
     for name in names:
-        stack.api('DELETE', '/v1/job/%s?purge=true' % name)
+        # Stopped until its allocations are (a volume in use is not deleted), then purged.
+        stopped = stack.module('nomad_job', {'job_id': name, 'state': 'absent'})
+        stack.module('nomad_job', {'job_id': name, 'state': 'absent', 'purge': True})
         for _id, node_id in volumes(stack, name):
-            stack.module('nomad_host_volume', {'name': name, 'node_id': node_id, 'state': 'deleted'})
+            args = {'name': name, 'node_id': node_id, 'state': 'deleted'}
+            # Again while the client still holds the stopped allocation's mount ("dataset is busy").
+            wait_until(lambda a=args: stack.module('nomad_host_volume', a)['rc'] == 0, timeout=120, why=str(stopped))
         vm.zfs('destroy', '-r', '%s/default/%s' % (HOST_VOLUMES, name), check=False)
 
 
@@ -179,7 +145,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     )
     pull(vm, B_PULL)
     refused(move(stack), '%s is in use by %s (allocations %s)' % (VOLUME, VOLUME, first['ID'][:8]))
-    checked = move(stack, '--check', stop_jobs=True)
+    checked = move(stack, '--check', '--diff', stop_jobs=True)
     assert checked.returncode == 0 and 'Would stop %s, pull %s' % (VOLUME, A_DATASET) in checked.stdout, checked.stdout
     unchanged()
 
