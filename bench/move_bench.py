@@ -11,8 +11,9 @@ volume with a service job that only sleeps, on A, and ends with that job running
   pull, timed apart). The playbook stops the job, takes the final snapshot, pulls it, moves the volume in Nomad
   (the plugin on B adopts the replica) and starts the job; its own report gives the phases. The turnaround comes
   after the job runs again.
-- **rsync, cold**: stop the job and wait until its allocation stopped; create the volume on B; `rsync -a --delete`
-  of A's mountpoint into B's over SSH as root; delete A's volume (the plugin destroys its dataset); start the job,
+- **rsync, cold**: stop the job and wait until its allocation stopped; create the volume on B; `rsync -a --delete
+  --inplace` of A's mountpoint into B's over SSH as root (in place: a temporary copy of the file would not fit
+  the volume's quota beside the old one); delete A's volume (the plugin destroys its dataset); start the job,
   which can now only land on B.
 - **rsync, warm**: the same, with B's volume made and filled by an rsync while the job still ran (timed apart), so
   that the rsync after the stop copies only the change. rsync still reads the whole file on both ends to find it.
@@ -212,7 +213,8 @@ class Bench:
 
     def copy(self, source, target):
         self.sh(
-            'env PATH=%s:/usr/bin:/bin LD_LIBRARY_PATH=%s/lib rsync -a --delete --rsync-path="%s" -e "%s" %s/ '
+            'env PATH=%s:/usr/bin:/bin LD_LIBRARY_PATH=%s/lib rsync -a --delete --inplace --rsync-path="%s" -e "%s" '
+            '%s/ '
             'root@127.0.0.1:%s/' % (WORK, WORK, self.rsync_path, self.ssh, source, target)
         )
 
