@@ -112,10 +112,16 @@ variable "nfs_share_host" {
   default     = ""
 }
 
+variable "nfs_clients" {
+  description = "Required for zfs-generic-nfs: the networks or hosts that may mount the volumes (10.0.0.0/24, 192.168.1.7, [fd00::]/64), the nodes that run the node plugin. Each volume is exported read-write to these only, never to everyone."
+  type        = list(string)
+  default     = []
+}
+
 variable "nfs_share_options" {
-  description = "sharenfs property value set on each volume dataset (zfs-generic-nfs)."
+  description = "NFS export options for the nfs_clients, after their rw= list in each volume's sharenfs (zfs-generic-nfs); no rw or ro of their own."
   type        = string
-  default     = "rw,no_root_squash"
+  default     = "no_root_squash"
 }
 
 variable "iscsi_target_portal" {

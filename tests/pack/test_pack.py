@@ -102,6 +102,23 @@ def test_missing_required_variables(tools, tmp_path, missing, message):
     assert message in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize(
+    'override, message',
+    [
+        ('nfs_clients=[]', 'variable nfs_clients is required for driver zfs-generic-nfs'),
+        ('nfs_clients=["10.0.0.0/8 *(rw)"]', 'variable nfs_clients has "10.0.0.0/8 *(rw)"'),
+        ('nfs_share_options=rw,no_root_squash', 'variable nfs_share_options must not hold rw or ro'),
+        ('nfs_share_options=sec=sys,ro=@0.0.0.0/0', 'variable nfs_share_options must not hold rw or ro'),
+    ],
+    ids=['no-clients', 'bad-client', 'rw-in-options', 'ro-in-options'],
+)
+def test_nfs_is_never_exported_to_everyone(tools, tmp_path, override, message):
+    """Without nfs_clients, any host that reaches the storage host would mount every volume as root."""
+    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'), '--var', override)
+    assert proc.returncode != 0
+    assert message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
 def test_secret_stays_in_the_nomad_variable(tools, agent, tmp_path):
     """The SSH key is read by the job's template at run time; job text and the stored job never hold it."""
     secret = 'SENTINEL-PRIVATE-KEY-%d' % os.getpid()

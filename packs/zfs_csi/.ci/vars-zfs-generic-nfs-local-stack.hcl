@@ -14,7 +14,7 @@ dataset_parent_name            = "tank/nomad/csi"
 detached_snapshots_parent_name = "tank/nomad/csi-snapshots"
 ssh_host                       = "127.0.0.1"
 ssh_port                       = 22
-nfs_share_options              = "rw=@127.0.0.1/32,no_root_squash"
+nfs_clients                    = ["127.0.0.1/32"]
 # zfs as the delegated csi user; root only through the storage_host role's sudo rule.
 zfs_sudo     = false
 zfs_cli_path = "/usr/local/libexec/nomad-zfs-csi/zfs"

@@ -22,6 +22,20 @@
 [[- if and (eq (var "task_driver" .) "raw_exec") (not (var "democratic_csi_dir" .)) -]]
 [[- fail "variable democratic_csi_dir is required for task_driver raw_exec; set it to democratic-csi's source directory after npm ci" -]]
 [[- end -]]
+[[- if eq (var "driver" .) "zfs-generic-nfs" -]]
+[[- if not (var "nfs_clients" .) -]]
+[[- fail "variable nfs_clients is required for driver zfs-generic-nfs; list the networks of the nodes that mount volumes (e.g. [\"10.0.0.0/24\"]), since without it every host could mount every volume" -]]
+[[- end -]]
+[[- range var "nfs_clients" . -]]
+[[- if not (regexMatch "^[A-Za-z0-9][A-Za-z0-9.-]*(/[0-9]{1,3})?$|^\\[[0-9A-Fa-f:.]+\\](/[0-9]{1,3})?$" .) -]]
+[[- fail (printf "variable nfs_clients has %q; use an address, a network such as 10.0.0.0/24, a host name, or an IPv6 network in brackets such as [fd00::]/64" .) -]]
+[[- end -]]
+[[- end -]]
+[[- /* OpenZFS reads a bare rw or ro as that access for every host. */ -]]
+[[- if regexMatch "(^|,)(rw|ro)(=|,|$)" (var "nfs_share_options" .) -]]
+[[- fail "variable nfs_share_options must not hold rw or ro (OpenZFS gives a bare one to every host); list the clients in nfs_clients" -]]
+[[- end -]]
+[[- end -]]
 [[- if and (hasPrefix "zfs-generic-" (var "driver" .)) (not (var "ssh_host" .)) -]]
 [[- fail (printf "variable ssh_host is required for driver %s; set it to the storage host the controller reaches over SSH" (var "driver" .)) -]]
 [[- end -]]
@@ -109,7 +123,7 @@ nfs:
   shareStrategy: setDatasetProperties
   shareStrategySetDatasetProperties:
     properties:
-      sharenfs: [[ var "nfs_share_options" $ctx | quote ]]
+      sharenfs: "[[ template "sharenfs" $ctx ]]"
   shareHost: [[ coalesce (var "nfs_share_host" $ctx) (var "ssh_host" $ctx) | quote ]]
 [[- end ]]
 [[- if eq (var "driver" $ctx) "zfs-generic-iscsi" ]]
@@ -119,6 +133,13 @@ iscsi:
     basename: [[ var "iscsi_base_name" $ctx | quote ]]
   targetPortal: [[ var "iscsi_target_portal" $ctx | quote ]]
 [[- end ]]
+[[- end -]]
+
+[[- /* Each volume's sharenfs: read-write for nfs_clients only (OpenZFS's @network form), then the options. */ -]]
+[[- define "sharenfs" -]]
+[[- $clients := list -]]
+[[- range var "nfs_clients" . -]][[- $clients = append $clients (printf "@%s" .) -]][[- end -]]
+rw=[[ join ":" $clients ]][[ with var "nfs_share_options" . ]],[[ . ]][[ end ]]
 [[- end -]]
 
 [[- /* democratic-csi's arguments; .socket is where it listens. */ -]]
@@ -187,8 +208,10 @@ iscsi:
       }
 [[- end ]]
 
+      # It holds the controller's SSH private key: readable by the task's user only.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        perms       = "0400"
         change_mode = "restart"
         data        = <<EOH
 [[ template "driver_config" (dict "ctx" $ctx "job" .job) ]]

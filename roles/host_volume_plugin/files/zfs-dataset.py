@@ -31,8 +31,11 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #   the replica <replica parent>/<path>/<namespace>/<name>, which the
 #   zfs_replication role pulled from another node, instead of an empty dataset:
 #   renamed into place with its snapshots, writable and mounted. Only a replica
-#   of the same namespace and name, only under the replica parent, and only
-#   when the volume asks.
+#   of the same namespace and name, only in a pull target of the zfs_replication
+#   role (its TARGET= under the replica parent), only one with no dataset below
+#   it (a primary could send a child whose mountpoint passes through a symbolic
+#   link in the volume), and only when the volume asks.
+# - A capacity larger than the pool can ever hold is refused, with the pool's size.
 # - Every refusal happens before the first zfs process and is printed as
 #   {"error": "..."}, which Nomad shows to whoever asked.
 #
@@ -43,6 +46,7 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #   parent=tank/nomad/volumes
 #   replica_parent=tank/nomad/replica     (optional: where replicas to adopt are)
 
+import glob
 import json
 import os
 import re
@@ -54,6 +58,8 @@ ZFS = '/usr/sbin/zfs'
 # Appended to the path Nomad runs the plugin by.
 CONF_SUFFIX = '.conf'
 MARK = 'nomad-zfs-csi:host-volume-id'
+# The zfs_replication role's pull configurations (its zfs_replication_pull_dir): adoption takes only their targets.
+PULLS = '/etc/nomad-zfs-csi/pulls/*.conf'
 # Set on a volume's dataset when its data moved to another node: delete keeps it.
 MOVED = 'nomad-zfs-csi:moved-to'
 # The prefixes of the collection's own snapshots: sanoid's on the zfs_replication role's schedule, and the final
@@ -61,15 +67,16 @@ MOVED = 'nomad-zfs-csi:moved-to'
 SCHEDULED = ('autosnap_', 'nomad-zfs-csi-move_')
 
 # Names become one dataset component each: no '/', '@', '..', spaces or leading '-'.
-NAME_RE = re.compile(r'^[A-Za-z0-9_:][A-Za-z0-9_.:-]{0,99}$')
+# Every check is a full match: '$' would let a trailing newline through to zfs.
+NAME_RE = re.compile(r'[A-Za-z0-9_:][A-Za-z0-9_.:-]{0,99}')
 
-_COMPRESSION_RE = re.compile(r'^(on|off|lz4|lzjb|zle|gzip(-[1-9])?|zstd(-([1-9]|1[0-9]))?|zstd-fast(-[0-9]{1,4})?)$')
+_COMPRESSION_RE = re.compile(r'on|off|lz4|lzjb|zle|gzip(-[1-9])?|zstd(-([1-9]|1[0-9]))?|zstd-fast(-[0-9]{1,4})?')
 _SIZE_SUFFIX = {'': 1, 'K': 1 << 10, 'M': 1 << 20}
 
 
 def _bytes(value):
     """'128K' as 131072, the way `zfs get -p` prints it; None when it is not a size."""
-    match = re.match(r'^([0-9]{1,8})([KkMm]?)$', value)
+    match = re.fullmatch(r'([0-9]{1,8})([KkMm]?)', value)
     return int(match.group(1)) * _SIZE_SUFFIX[match.group(2).upper()] if match else None
 
 
@@ -80,7 +87,7 @@ def _recordsize_ok(value):
 
 # The dataset properties a volume specification may set, each with its check.
 PROPERTIES = {
-    'compression': (_COMPRESSION_RE.match, 'on, off, lz4, zle, gzip[-1..9] or zstd[-1..19]'),
+    'compression': (_COMPRESSION_RE.fullmatch, 'on, off, lz4, zle, gzip[-1..9] or zstd[-1..19]'),
     'recordsize': (_recordsize_ok, 'a power of two from 512 to 16M, such as 128K'),
     'atime': (('on', 'off').__contains__, 'on or off'),
     'com.sun:auto-snapshot': (('true', 'false').__contains__, 'true or false'),
@@ -88,7 +95,7 @@ PROPERTIES = {
 
 
 def _relative_ok(value):
-    return all(NAME_RE.match(part) for part in value.split('/'))  # NAME_RE refuses '', '.', '..' and '@'
+    return all(NAME_RE.fullmatch(part) for part in value.split('/'))  # NAME_RE refuses '', '.', '..' and '@'
 
 
 # Parameters that steer the plugin and are not properties.
@@ -103,7 +110,9 @@ CONTROLS = {
 # syncoid fails a standby's whole recursive pull on it unless its syncoid:sync is false.
 FOLLOWERS = {'com.sun:auto-snapshot': 'syncoid:sync'}
 # Read in one zfs get: the mark, the size, where it is mounted, and every property we set.
-READ = ('type', MARK, MOVED, 'refquota', 'mountpoint', 'mounted') + tuple(PROPERTIES) + tuple(FOLLOWERS.values())
+# And the pool's used and available, whose sum is the most any volume in it can ever hold.
+READ = ('type', MARK, MOVED, 'refquota', 'mountpoint', 'mounted', 'used', 'available') + tuple(PROPERTIES)
+READ += tuple(FOLLOWERS.values())
 # What adoption reads of a replica, with each property's source: the replica parent's inert properties must not
 # follow a replica that a local setting kept them on.
 INERT = ('readonly', 'mountpoint', 'canmount', 'exec', 'setuid', 'devices')
@@ -118,7 +127,7 @@ def _conf_dataset(text, key):
     for line in text.splitlines():
         if line.startswith(key + '=') and len(line) > len(key) + 1:
             value = line[len(key) + 1 :]
-            if any(not NAME_RE.match(part) or part.startswith(':') for part in value.split('/')):
+            if any(not NAME_RE.fullmatch(part) or part.startswith(':') for part in value.split('/')):
                 raise PluginError(
                     'the configuration names an invalid %s %r; run the host_volume_plugin role' % (key, value)
                 )
@@ -141,7 +150,7 @@ def read_replica_parent(text):
 
 def _name(env, variable, what):
     value = env.get(variable, '')
-    if not NAME_RE.match(value) or '..' in value:
+    if not isinstance(value, str) or not NAME_RE.fullmatch(value) or '..' in value:
         raise PluginError(
             '%s %r cannot name a dataset: use 1 to 100 letters, digits, _ : . or -, '
             'not starting with . or -, and no .., /, @ or spaces' % (what, value)
@@ -154,7 +163,7 @@ def parse_request(env, parent):
     namespace = _name(env, 'DHV_NAMESPACE', 'namespace')
     name = _name(env, 'DHV_VOLUME_NAME', 'volume name')
     volume_id = env.get('DHV_VOLUME_ID', '')
-    if not re.match(r'^[0-9a-f-]{36}$', volume_id):
+    if not re.fullmatch(r'[0-9a-f-]{36}', volume_id):
         raise PluginError('DHV_VOLUME_ID %r is not a Nomad volume ID' % volume_id)
     try:
         parameters = json.loads(env.get('DHV_PARAMETERS') or '{}') or {}
@@ -178,7 +187,7 @@ def parse_request(env, parent):
     capacity = 0
     for variable in ('DHV_CAPACITY_MAX_BYTES', 'DHV_CAPACITY_MIN_BYTES'):
         value = env.get(variable) or '0'
-        if not value.isdigit():
+        if not re.fullmatch(r'[0-9]{1,20}', value):
             raise PluginError('%s %r is not a number of bytes' % (variable, value))
         capacity = capacity or int(value)
     return {
@@ -244,7 +253,22 @@ def _require_capacity(request):
         )
 
 
-def replica_to_adopt(request, conf_text, parent):
+def _require_fits(request, pool, pool_props):
+    """Refuse a capacity larger than the pool (its root's used plus available), a quota that limits nothing."""
+    size = int(pool_props.get('used', 0)) + int(pool_props.get('available', 0))
+    if request['capacity'] > size:
+        raise PluginError(
+            'capacity %d bytes is more than pool %s can ever hold (%d bytes); ask for at most that'
+            % (request['capacity'], pool, size)
+        )
+
+
+def read_pull_targets(texts):
+    """The TARGET= datasets of the zfs_replication role's pull configurations."""
+    return [line[len('TARGET=') :] for text in texts for line in text.splitlines() if line.startswith('TARGET=')]
+
+
+def replica_to_adopt(request, conf_text, parent, pull_targets=()):
     """The replica a create asks to adopt, or None when it asks for none; refusals come before any zfs runs."""
     if not request['adopt_replica']:
         return None
@@ -259,8 +283,16 @@ def replica_to_adopt(request, conf_text, parent):
             'parameter adopt_replica: the replica parent %s is in another pool than %s, and a dataset cannot be '
             'renamed across pools; keep replicas to adopt in the pool of the parent' % (replica_parent, parent)
         )
+    target = '%s/%s' % (replica_parent, request['adopt_replica'])
+    if target not in pull_targets:
+        # Else a path that ends short of the target would reach another namespace's replica, or all of them.
+        raise PluginError(
+            'parameter adopt_replica: %s is not the target of a zfs_replication pull on this node (%s); give the '
+            'pull target under %s, such as <host>/<parent>'
+            % (target, ', '.join(sorted(pull_targets)) or 'none configured', replica_parent)
+        )
     _require_capacity(request)
-    return '%s/%s/%s' % (replica_parent, request['adopt_replica'], request['relative'])
+    return '%s/%s' % (target, request['relative'])
 
 
 def plan_create(request, current):
@@ -289,7 +321,7 @@ def plan_create(request, current):
     return commands
 
 
-def plan_adopt(request, replica, replica_props, namespace_exists):
+def plan_adopt(request, replica, replica_props, namespace_exists, descendants=()):
     """The zfs commands that make the replica this volume's dataset: renamed into place with its snapshots (never
     mounted on the way), the replica parent's inert settings dropped, marked, quota'd and mounted."""
     if replica_props is None:
@@ -303,6 +335,12 @@ def plan_adopt(request, replica, replica_props, namespace_exists):
         raise PluginError(
             'parameter adopt_replica: a pull into %s was interrupted; run that pull again to finish it, then create '
             'the volume' % replica
+        )
+    if descendants:
+        raise PluginError(
+            'parameter adopt_replica: %s has datasets below it (%s), which no volume of this plugin has; their '
+            'mountpoints could pass through links in the volume, so it is not adopted; destroy them on this node '
+            'first (zfs destroy, never -r on the replica)' % (replica, ', '.join(descendants))
         )
     dataset = request['dataset']
     commands = [] if namespace_exists else [[ZFS, 'create', '-p', dataset.rsplit('/', 1)[0]]]
@@ -380,6 +418,11 @@ class Zfs:
         argv = [ZFS, 'list', '-H', '-o', 'name,%s,%s' % (MARK, MOVED), '-t', 'filesystem,volume,snapshot', '-d', '1']
         return parse_list(self(argv + [dataset], missing_ok=True), dataset)
 
+    def descendants(self, dataset):
+        """The filesystems and volumes below the dataset."""
+        argv = [ZFS, 'list', '-H', '-o', 'name', '-r', '-t', 'filesystem,volume', dataset]
+        return [name for name in self(argv, missing_ok=True).splitlines() if name.startswith(dataset + '/')]
+
     def read_sources(self, dataset, properties):
         """{property: (value, source)} of the dataset, or None when it does not exist."""
         argv = [ZFS, 'get', '-H', '-p', '-o', 'property,value,source', ','.join(properties), dataset]
@@ -390,7 +433,7 @@ def _missing(line):
     return line.endswith('dataset does not exist')
 
 
-def run(operation, env, conf_text, zfs):
+def run(operation, env, conf_text, zfs, pull_targets=()):
     """Do one operation; return what to print as JSON."""
     if operation not in ('create', 'delete'):
         raise PluginError(
@@ -407,14 +450,18 @@ def run(operation, env, conf_text, zfs):
         for argv in plan_delete(request, current, snapshots):
             zfs(argv)
         return {}
-    replica = replica_to_adopt(request, conf_text, parent)
-    namespace_dataset = dataset.rsplit('/', 1)[0]
-    found = zfs.read(dataset, parent, namespace_dataset) if replica else zfs.read(dataset, parent)
+    replica = replica_to_adopt(request, conf_text, parent, pull_targets)
+    namespace_dataset, pool = dataset.rsplit('/', 1)[0], parent.split('/')[0]
+    found = zfs.read(*([dataset, parent, pool] + ([namespace_dataset] if replica else [])))
     current = found.get(dataset)
     if current is None and parent not in found:
         raise PluginError('the parent %s does not exist; run the host_volume_plugin role' % parent)
+    if pool in found and (current is None or current.get('refquota') != str(request['capacity'])):
+        _require_fits(request, pool, found[pool])
     if current is None and replica:
-        commands = plan_adopt(request, replica, zfs.read_sources(replica, REPLICA_READ), namespace_dataset in found)
+        replica_props = zfs.read_sources(replica, REPLICA_READ)
+        below = zfs.descendants(replica) if replica_props else []
+        commands = plan_adopt(request, replica, replica_props, namespace_dataset in found, below)
         for argv in commands:
             zfs(argv)
         say('adopted %s as %s for volume %s' % (replica, dataset, request['id']))
@@ -442,7 +489,11 @@ def main(argv, env):
             raise PluginError(
                 'cannot read %s (%s); run the host_volume_plugin role' % (argv[0] + CONF_SUFFIX, err.strerror)
             ) from None
-        answer, code = run(operation, env, conf_text, Zfs()), 0
+        pulls = []
+        for path in sorted(glob.glob(PULLS)):
+            with open(path) as f:
+                pulls.append(f.read())
+        answer, code = run(operation, env, conf_text, Zfs(), read_pull_targets(pulls)), 0
     except PluginError as err:
         answer, code = {'error': 'zfs-dataset: %s' % err}, 1
     sys.stdout.write(json.dumps(answer) + '\n')

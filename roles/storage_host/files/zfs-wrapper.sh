@@ -5,22 +5,27 @@
 # zfs.cli.sudoEnabled false and zfs.cli.paths.zfs set to this file. Every zfs
 # command runs as the caller, so `zfs allow` decides what is permitted. Linux
 # keeps mounting, sharing and unmounting to root, so after (or before) the
-# commands that need it this asks root through the narrow sudo rule, for
-# datasets under the parent only. It runs with the caller's rights and grants
-# nothing the caller could not do by hand; it exists because democratic-csi's
-# sudo is all or nothing.
+# commands that need it this asks root through the narrow sudo rule, which runs
+# the role's root helper (zfs-root): it mounts and shares only datasets exactly
+# one level below the parent, at the mountpoint they inherit. It runs with the
+# caller's rights and grants nothing the caller could not do by hand; it exists
+# because democratic-csi's sudo is all or nothing.
 #
-# The parent comes from a root-owned file the role writes, one line:
+# The parent and the helper come from a root-owned file the role writes:
 #   parent=tank/nomad/csi
+#   root_helper=/usr/local/libexec/nomad-zfs-csi/zfs-root
 set -u
 zfs=/usr/sbin/zfs
 conf=/etc/nomad-zfs-csi/zfs-wrapper.conf
-parent=
+parent= helper=
 while IFS= read -r line; do
-  case $line in parent=?*) parent=${line#parent=} ;; esac
+  case $line in
+    parent=?*) parent=${line#parent=} ;;
+    root_helper=/?*) helper=${line#root_helper=} ;;
+  esac
 done <"$conf" || true
-if [ -z "$parent" ]; then
-  echo "nomad-zfs-csi: no parent= line in $conf; run the storage_host role" >&2
+if [ -z "$parent" ] || [ -z "$helper" ]; then
+  echo "nomad-zfs-csi: no parent= or root_helper= line in $conf; run the storage_host role" >&2
   exit 1
 fi
 
@@ -29,33 +34,31 @@ under_parent() {
   return 1
 }
 
-exists() { "$zfs" list -H -o name "$1" >/dev/null 2>&1; }
+# The only shape root mounts and shares: <parent>/<volume>.
+a_volume() {
+  case $1 in "$parent"/*/*) return 1 ;; "$parent"/?*) return 0 ;; esac
+  return 1
+}
+
 
 as_root() {
-  sudo -n "$zfs" "$@" || {
-    echo "nomad-zfs-csi: sudo zfs $* failed; is the storage_host role's sudo rule in place?" >&2
+  sudo -n "$helper" "$@" || {
+    echo "nomad-zfs-csi: sudo zfs-root $* failed; is the storage_host role's sudo rule in place?" >&2
     return 1
   }
 }
 
-# Mount a filesystem under the parent that should be mounted and is not, and
-# share it when its sharenfs asks for that. One zfs get; a missing dataset is
-# left alone.
+# Mount a volume that should be mounted and is not, and share it when its
+# sharenfs asks for that. One zfs get; a missing dataset is left alone, and so
+# is anything but a volume of the parent.
 mount_and_share() {
-  under_parent "$1" || return 0
+  a_volume "$1" || return 0
   { read -r type; read -r canmount; read -r mounted; read -r sharenfs; } <<EOF
 $("$zfs" get -H -o value type,canmount,mounted,sharenfs "$1" 2>/dev/null)
 EOF
   [ "$type" = filesystem ] && [ "$canmount" = on ] || return 0
   if [ "$mounted" = no ]; then as_root mount "$1" || return 1; fi
   if [ "$sharenfs" != off ]; then as_root share "$1" || return 1; fi
-}
-
-# The dataset and its descendants, parents first.
-mount_tree() {
-  "$zfs" list -H -r -t filesystem -o name "$1" | sort | while read -r name; do
-    mount_and_share "$name" || exit 1
-  done
 }
 
 # Unmount (and so unshare) the dataset and its descendants, children first.
@@ -66,32 +69,17 @@ unmount_tree() {
   done
 }
 
-# Create missing ancestors one by one, unmounted, then mount them: "zfs create
-# -p" would try to mount them itself and fail without root.
-create_ancestors() {
-  under_parent "$1" || return 0
-  rest=${1#"$parent"/}
-  path=$parent
-  while [ "${rest#*/}" != "$rest" ]; do
-    path=$path/${rest%%/*}
-    rest=${rest#*/}
-    if ! exists "$path"; then "$zfs" create -u "$path" || return 1; fi
-    mount_and_share "$path" || return 1
-  done
-}
-
 last_arg() { for a in "$@"; do :; done; printf '%s\n' "$a"; }
 
-# "zfs create" flags: -p (parents) and -V (a volume, never mounted).
+# "zfs create" flags: -V (a zvol, never mounted).
 scan_create_flags() {
-  parents=no volume=no skip=no
+  volume=no skip=no
   for a in "$@"; do
     if [ "$skip" = yes ]; then skip=no; continue; fi
     case $a in
       -o | -b) skip=yes; continue ;;
       -*=* | --* | [!-]*) continue ;;
     esac
-    case $a in *p*) parents=yes ;; esac
     case $a in *V) volume=yes skip=yes ;; *V*) volume=yes ;; esac
   done
 }
@@ -104,7 +92,11 @@ case $sub in
     target=$(last_arg "$@")
     scan_create_flags "$@"
     [ "$volume" = yes ] && exec "$zfs" create "$@"
-    if [ "$parents" = yes ]; then create_ancestors "$target" || exit 1; fi
+    # Deeper filesystems would never be mounted: refuse them before they exist.
+    if under_parent "$target" && ! a_volume "$target"; then
+      echo "nomad-zfs-csi: $target: only filesystems exactly one level below $parent are volumes here" >&2
+      exit 1
+    fi
     "$zfs" create -u "$@"
     rc=$?
     # Also when it already existed (create -p succeeds, democratic-csi takes
@@ -145,10 +137,10 @@ case $sub in
     case $source in *@*) exec "$zfs" rename "$@" ;; esac
     unmount_tree "$source" || exit 1
     "$zfs" rename "$@" || exit $?
-    if under_parent "$target"; then mount_tree "$target" || exit 1; fi
+    mount_and_share "$target" || exit 1
     ;;
   mount | unmount | share)
-    exec sudo -n "$zfs" "$sub" "$@"
+    exec sudo -n "$helper" "$sub" "$@"
     ;;
   *)
     exec "$zfs" "$sub" "$@"

@@ -11,9 +11,11 @@
 # - `zpool get ... feature@extensible_dataset <pool>`: whether a stream can resume;
 # - `zfs list` and `zfs get`: names, snapshots, bookmarks and properties;
 # - `zfs send`, with -nvP for its size, -i/-I for increments and -t to resume;
-# - `zfs bookmark`, `zfs hold`, `zfs release`: what keeps increments possible.
-# zfs allow gives the user send, hold, release and bookmark on the parents and nothing else, so even an
-# allowed command writes nothing but bookmarks and holds. Everything else is refused before anything
+# - `zfs bookmark`: what keeps increments possible after sanoid prunes the snapshot.
+# zfs allow gives the user send and bookmark on the parents and nothing else, so even an allowed command writes
+# nothing but bookmarks. Not hold or release: syncoid holds only with --use-hold, which the pulls do not pass,
+# and a hold on every scheduled snapshot would make every destroy of them fail (sanoid's pruning, the volume's
+# delete) until the pool is full. Everything else is refused before anything
 # runs, on stderr and in syslog.
 
 import getopt
@@ -91,7 +93,7 @@ def plan(command, parents):
             raise Refused('only zpool get of a feature of %s' % ', '.join(sorted(pools)))
         return [ZPOOL, 'get'] + _flat(opts) + operands, None
     if len(words) < 2 or words[0] != 'zfs':
-        raise Refused('only zfs list, get, send, bookmark, hold and release')
+        raise Refused('only zfs list, get, send and bookmark')
     sub, rest = words[1], words[2:]
     if sub in ('list', 'get'):
         opts, operands = _options(rest, ZFS_OPTIONS[sub])
@@ -119,9 +121,7 @@ def plan(command, parents):
         return [ZFS, 'send'] + _flat(opts) + [under(o, parents, '@') for o in operands], None
     if sub == 'bookmark' and len(rest) == 2:
         return [ZFS, 'bookmark', under(rest[0], parents, '@#'), under(rest[1], parents, '#')], None
-    if sub in ('hold', 'release') and len(rest) >= 2 and re.fullmatch(COMPONENT, rest[0]):
-        return [ZFS, sub, rest[0]] + [under(s, parents, '@') for s in rest[1:]], None
-    raise Refused('only zfs list, get, send, bookmark, hold and release, as syncoid runs them')
+    raise Refused('only zfs list, get, send and bookmark, as syncoid runs them')
 
 
 def _flat(opts):

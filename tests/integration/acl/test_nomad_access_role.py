@@ -55,6 +55,22 @@ def test_a_submitter_reaches_its_namespace_only(acl, secrets):
     assert acl.api('PUT', '/v1/volume/csi/v?namespace=nzc-a', VOLUME, token=a)[0] == 403  # mounts, never writes
 
 
+def raw_exec_job(namespace):
+    task = {'Name': 't', 'Driver': 'raw_exec', 'Config': {'command': '/bin/id'}}
+    group = {'Name': 'g', 'Count': 1, 'Tasks': [task]}
+    return {'Job': {'ID': 'root-on-the-node', 'Namespace': namespace, 'Type': 'batch', 'TaskGroups': [group]}}
+
+
+def test_a_tenant_uses_only_the_named_task_drivers(acl, secrets):
+    """raw_exec runs a task as root on the node, past every volume's boundary: tenants get exec and docker unless
+    the operator names others (nzc-b: exec alone)."""
+    drivers = {ns['Name']: ns['Capabilities']['EnabledTaskDrivers'] for ns in acl.api('GET', '/v1/namespaces')}
+    assert drivers['nzc-a'] == ['exec', 'docker'] and drivers['nzc-b'] == ['exec'], drivers
+    refused = acl.api('PUT', '/v1/jobs', raw_exec_job('nzc-a'), token=secrets['nzc-a-submitter'])
+    assert refused[0] == 500 and 'raw_exec' in refused[1] and 'not allowed' in refused[1], refused
+    assert acl.api('GET', '/v1/jobs?namespace=nzc-a') == []
+
+
 def test_the_operator_writes_volumes_but_runs_no_tenant_job(acl, secrets):
     op = secrets['csi-operator']
     # Nomad gets past its ACL check and stops at the missing plugin: the write is allowed.

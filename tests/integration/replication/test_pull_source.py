@@ -67,7 +67,7 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
         'permissions:',
         'user',
         USER,
-        'bookmark,hold,release,send',
+        'bookmark,send',
     ]
 
     # A full send, then an increment, as syncoid does them, through the key.
@@ -83,9 +83,13 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
     # --create-bookmark: the newest sent snapshot is also a bookmark on the primary, made through the key.
     assert '#autosnap_2_hourly' in vm.zfs('list', '-H', '-t', 'bookmark', '-o', 'name', primary + '/v1').stdout
 
-    # Everything else through the key is refused before it runs, and changes nothing.
+    # Everything else through the key is refused before it runs, and changes nothing: a hold would make every
+    # destroy of the snapshot fail, and root's own hold stays.
+    vm.zfs('hold', 'root-keeps', primary + '/v1@autosnap_1_hourly')
     before = vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout
     for command in (
+        "'zfs hold standby-keeps %s/v1@autosnap_2_hourly'" % primary,
+        "'zfs release root-keeps %s/v1@autosnap_1_hourly'" % primary,
         "'zfs destroy %s/v1@autosnap_1_hourly'" % primary,
         "'zfs rollback -r %s/v1@autosnap_1_hourly'" % primary,
         "'zfs snapshot %s/v1@mine'" % primary,
@@ -99,6 +103,9 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
         refused = through_the_key(vm, command)
         assert refused.returncode == 1 and 'zfs-replication-source: refused' in refused.stderr, (command, refused)
     assert vm.zfs('list', '-H', '-r', '-t', 'all', '-o', 'name,guid', vm.pool).stdout == before
+    holds = vm.zfs('holds', '-H', primary + '/v1@autosnap_1_hourly', primary + '/v1@autosnap_2_hourly').stdout
+    assert [line.split('\t')[:2] for line in holds.splitlines()] == [[primary + '/v1@autosnap_1_hourly', 'root-keeps']]
+    vm.zfs('release', 'root-keeps', primary + '/v1@autosnap_1_hourly')
     assert through_the_key(vm, '').returncode != 0  # no shell either
     assert 'zfs-replication-source: refused' in vm.sh('journalctl -t zfs-replication-source --no-pager').stdout
 

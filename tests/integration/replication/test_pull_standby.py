@@ -111,8 +111,8 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     assert changed(play(both))['zfsvm'] > 0
     assert changed(play(both)) == {'zfsvm': 0}
 
-    values = vm.zfs('get', '-H', '-o', 'value', 'mountpoint,readonly,setuid,devices,exec', REPLICAS).stdout.split()
-    assert values == ['none', 'on', 'off', 'off', 'off']
+    values = vm.zfs('get', '-H', '-o', 'value', 'mountpoint,readonly,setuid,devices,exec,volmode', REPLICAS).stdout
+    assert values.split() == ['none', 'on', 'off', 'off', 'off', 'none']
     assert vm.zfs('allow', REPLICAS).stdout.split('\n', 1)[1].split() == [
         'Local+Descendent',
         'permissions:',

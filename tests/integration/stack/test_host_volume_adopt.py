@@ -21,6 +21,8 @@ FROM = '127.0.0.1/' + HOST_VOLUMES  # <host>/<parent>: the zfs_replication role'
 DATASET = HOST_VOLUMES + '/default/t-move'
 REPLICA = '%s/%s/default/t-move' % (REPLICAS, FROM)
 ASIDE = 'tank/it-moved-from'
+# What the zfs_replication role writes for that pull; the plugin adopts only from such a target.
+PULL_CONF = '/etc/nomad-zfs-csi/pulls/it-adopt.conf'
 SNAPSHOT = '@autosnap_2026-11-25_10:00:00_hourly'
 MOVED = 'nomad-zfs-csi:moved-to'
 
@@ -40,6 +42,7 @@ def adopting(stack, vm):
     token = {'host_volume_plugin_nomad_token': stack.secret('host-volume-operator')}
     vm.zfs('destroy', '-r', REPLICAS, check=False)
     vm.zfs('create', '-o', 'mountpoint=none', '-o', 'readonly=on', '-o', 'setuid=off', '-o', 'exec=off', REPLICAS)
+    vm.sh('mkdir -p /etc/nomad-zfs-csi/pulls && echo TARGET=%s/%s > %s' % (REPLICAS, FROM, PULL_CONF))
     try:
         ran = stack.playbook(PLAYBOOK, extra=dict(token, host_volume_plugin_replica_parent=REPLICAS))
         assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
@@ -48,6 +51,7 @@ def adopting(stack, vm):
         stack.module('nomad_host_volume', {'name': 't-move', 'state': 'deleted'})
         for name in (ASIDE, REPLICAS):
             vm.zfs('destroy', '-r', name, check=False)
+        vm.sh('rm -f ' + PULL_CONF)
         restored = stack.playbook(PLAYBOOK, extra=token)
     assert changed(restored)['zfsvm'] > 0, restored.stdout[-3000:]
     assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
@@ -85,11 +89,11 @@ def test_a_moved_volume_is_kept_and_its_replica_adopted_with_its_data(stack, vm,
     assert 'kept %s: its data moved to nzc-b' % DATASET in journal_since(vm, since)
     vm.zfs('rename', DATASET, ASIDE)  # on the other node, in a real move
 
-    # Refused, with nothing made: a replica of another parent's volume of that name does not exist.
+    # Refused, with nothing made: no pull lands in another parent's replicas.
     wrong = volume(stack, adopt_replica='127.0.0.1/tank/nomad/elsewhere')
     assert (
         wrong['rc'] != 0
-        and 'there is no replica %s/127.0.0.1/tank/nomad/elsewhere/default/t-move' % REPLICAS in (wrong['msg'])
+        and '%s/127.0.0.1/tank/nomad/elsewhere is not the target of a zfs_replication pull' % REPLICAS in wrong['msg']
     ), wrong
     assert not exists(vm, DATASET) and exists(vm, REPLICA)
     assert stack.get('/v1/volumes?type=host&prefix=t-move') == []

@@ -96,6 +96,10 @@ class MemoryZfs(plugin.Zfs):
         if verb == 'get':
             assert args[:3] == ['-H', '-p', '-o'] and args[3] in ('name,property,value', 'property,value,source')
             wanted, targets = args[4].split(','), args[5:]
+        elif args[:3] == ['-H', '-o', 'name']:  # the dataset and everything below it
+            assert args[3:6] == ['-r', '-t', 'filesystem,volume']
+            names = [n for n in sorted(self.datasets) if n == args[-1] or n.startswith(args[-1] + '/')]
+            return subprocess.CompletedProcess(['zfs', verb], 0, ''.join(n + '\n' for n in names), '')
         else:
             assert args[:3] == ['-H', '-o', 'name,%s,%s' % (plugin.MARK, plugin.MOVED)] and args[-3:-1] == ['-d', '1']
             targets = args[-1:]
@@ -390,8 +394,13 @@ def with_replica(**props):
     return zfs
 
 
-def adopt(zfs, conf=ADOPT_CONF, **env):
-    return plugin.run('create', request_env(DHV_PARAMETERS=ADOPT, **env), conf, zfs)
+# The zfs_replication role's pull configuration on this node, as its template writes it.
+PULL_CONF = 'SOURCE=zfs-replica@10.0.0.1:tank/nomad/volumes\nPORT=22\nTARGET=%s/%s\n' % (REPLICAS, SOURCE)
+PULL_TARGETS = plugin.read_pull_targets([PULL_CONF])
+
+
+def adopt(zfs, conf=ADOPT_CONF, parameters=ADOPT, **env):
+    return plugin.run('create', request_env(DHV_PARAMETERS=parameters, **env), conf, zfs, PULL_TARGETS)
 
 
 def test_a_create_asked_to_adopts_the_replica_with_its_snapshots_writable_and_mounted(said):
@@ -413,11 +422,13 @@ def test_a_create_asked_to_adopts_the_replica_with_its_snapshots_writable_and_mo
     assert adopt(zfs)['path'] == '/' + DATASET and zfs.commands == [] and zfs.processes == 1
 
 
-def test_adoption_is_seven_zfs_processes_where_the_namespace_exists():
+def test_adoption_is_eight_zfs_processes_where_the_namespace_exists():
     zfs = with_replica()
     zfs.add('tank/nomad/volumes/team-a')
     adopt(zfs)
-    assert zfs.processes == 7, 'get the volume, parent and namespace; get the replica; rename, inherit, set, mount; get'
+    assert zfs.processes == 8, (
+        'get the volume, parent, pool and namespace; get the replica; list below it; rename, inherit, set, mount; get'
+    )
     assert zfs.commands[0][0] == 'rename'
 
 
@@ -430,14 +441,32 @@ def test_adoption_is_seven_zfs_processes_where_the_namespace_exists():
         (ADOPT_CONF, '{"adopt_replica": "a/../../b"}', 'adopt_replica=.* is invalid'),
         (ADOPT_CONF, '{"adopt_replica": "/tank"}', 'adopt_replica=.* is invalid'),
         (ADOPT_CONF, '{"adopt_replica": "a@b"}', 'adopt_replica=.* is invalid'),
+        (ADOPT_CONF, '{"adopt_replica": "%s\\n"}' % SOURCE, 'adopt_replica=.* is invalid'),
+        # Short of the pull target, namespace and name would reach into it: tank/nomad + volumes/team-a/pg.
+        (
+            ADOPT_CONF,
+            '{"adopt_replica": "10.0.0.1/tank"}',
+            '%s/10.0.0.1/tank is not the target of a zfs_replication pull' % REPLICAS,
+        ),
+        (ADOPT_CONF, '{"adopt_replica": "10.0.0.2/tank/nomad/volumes"}', 'not the target of a zfs_replication pull'),
     ],
-    ids=['no-replica-parent', 'other-pool', 'dot-dot', 'dot-dot-inside', 'absolute', 'snapshot'],
+    ids=[
+        'no-replica-parent',
+        'other-pool',
+        'dot-dot',
+        'dot-dot-inside',
+        'absolute',
+        'snapshot',
+        'newline',
+        'short-of-the-target',
+        'not-a-pull',
+    ],
 )
 def test_adoption_refusals_come_before_any_zfs_process(conf, parameters, message):
     zfs = with_replica()
     zfs.processes = 0
     with pytest.raises(plugin.PluginError, match=message):
-        plugin.run('create', request_env(DHV_PARAMETERS=parameters), conf, zfs)
+        adopt(zfs, conf, parameters)
     assert zfs.processes == 0 and REPLICA in zfs.datasets
 
 
@@ -517,3 +546,44 @@ def test_a_moved_dataset_is_never_live_again_here():
     with pytest.raises(plugin.PluginError, match='was moved to node-b .*create the volume on that node'):
         run(zfs)
     assert zfs.commands == []
+
+
+def test_a_replica_with_a_dataset_below_it_is_not_adopted():
+    """A hostile primary can send a child dataset and a symbolic link in the volume; mounted after the adoption,
+    the child would cover whatever the link points to."""
+    zfs = with_replica()
+    zfs.add(REPLICA + '/x', mountpoint='none', mounted='no')
+    with pytest.raises(plugin.PluginError, match='%s has datasets below it \\(%s/x\\)' % (REPLICA, REPLICA)):
+        adopt(zfs)
+    assert zfs.commands == [] and REPLICA + '/x' in zfs.datasets
+
+
+def test_a_capacity_larger_than_the_pool_is_refused_with_the_pools_size():
+    zfs = MemoryZfs('tank', 'tank/nomad/volumes')
+    zfs.datasets['tank'].update(used='1000', available=str(10 << 30))
+    with pytest.raises(
+        plugin.PluginError,
+        match='capacity %d bytes is more than pool tank can ever hold \\(%d bytes\\)' % (1 << 60, (10 << 30) + 1000),
+    ):
+        run(zfs, DHV_CAPACITY_MAX_BYTES=str(1 << 60))
+    assert zfs.commands == []
+    assert run(zfs, DHV_CAPACITY_MAX_BYTES=str(10 << 30))['bytes'] == 10 << 30
+
+
+@pytest.mark.parametrize(
+    'env',
+    [
+        {'DHV_PARAMETERS': '{"compression": "lz4\\n"}'},
+        {'DHV_PARAMETERS': '{"atime": "off\\n"}'},
+        {'DHV_NAMESPACE': 'team-a\n'},
+        {'DHV_VOLUME_ID': VOLUME_ID + '\n'},
+        {'DHV_CAPACITY_MAX_BYTES': '1024\n'},
+        {'DHV_CAPACITY_MAX_BYTES': '\u00b2'},
+    ],
+    ids=['property', 'atime', 'namespace', 'volume-id', 'capacity', 'unicode-digit'],
+)
+def test_a_trailing_newline_or_a_foreign_digit_is_refused_before_zfs_runs(env):
+    zfs = MemoryZfs('tank/nomad/volumes')
+    with pytest.raises(plugin.PluginError):
+        run(zfs, **env)
+    assert zfs.processes == 0

@@ -70,7 +70,8 @@ def test_the_key_lists_a_parent_and_cannot_destroy_in_it(zfsvm):
 
 def test_the_replica_parent_is_inert_and_the_user_may_only_receive_under_it(zfsvm):
     values = zfsvm.check_output(
-        '/usr/sbin/zfs get -H -o property,value,source mountpoint,readonly,setuid,devices,exec %s', REPLICA_PARENT
+        '/usr/sbin/zfs get -H -o property,value,source mountpoint,readonly,setuid,devices,exec,volmode %s',
+        REPLICA_PARENT,
     )
     assert [line.split('\t') for line in values.splitlines()] == [
         ['mountpoint', 'none', 'local'],
@@ -78,6 +79,7 @@ def test_the_replica_parent_is_inert_and_the_user_may_only_receive_under_it(zfsv
         ['setuid', 'off', 'local'],
         ['devices', 'off', 'local'],
         ['exec', 'off', 'local'],
+        ['volmode', 'none', 'local'],
     ]
     assert local_grants(zfsvm, REPLICA_PARENT) == {USER: 'create,mount,receive'}
 

@@ -14,8 +14,10 @@ STORAGE = yaml.safe_load(
 PARENT, SNAPSHOTS = STORAGE['parent'], STORAGE['snapshots_parent']
 # democratic-csi with zfs.cli.sudoEnabled off runs this instead of zfs (the pack's zfs_cli_path).
 WRAPPER = STORAGE['zfs_cli_path']
+# What the sudo rule runs as root (roles/storage_host/vars/main.yml's storage_host_zfs_root).
+ROOT_HELPER = '/usr/local/libexec/nomad-zfs-csi/zfs-root'
 # roles/storage_host/vars/main.yml for zfs-generic-nfs, plus the parent's own properties;
-# destroy is granted below the parents only.
+# destroy and userprop are granted below the parents only.
 NFS_DRIVER_SET = sorted(
     [
         'clone',
@@ -31,7 +33,6 @@ NFS_DRIVER_SET = sorted(
         'share',
         'sharenfs',
         'snapshot',
-        'userprop',
         'atime',
         'compression',
     ]
@@ -61,7 +62,7 @@ def test_parent_delegates_exactly_the_driver_set(host):
     assert 'user root' not in section  # the stray grant from prepare.yml is gone
     granted = re.findall(r'^(\S.*permissions):\n\s+user (\S+) (\S+)$', section, re.M)
     assert granted == [
-        ('Descendent permissions', 'csi', 'destroy'),
+        ('Descendent permissions', 'csi', 'destroy,userprop'),
         ('Local+Descendent permissions', 'csi', ','.join(NFS_DRIVER_SET)),
     ]
 
@@ -139,7 +140,7 @@ def test_a_received_dataset_is_mounted_under_the_parent_without_setuid(host, csi
             'mountpoint\t/%s/bait\tdefault' % PARENT,
             'setuid\toff\tinherited from %s' % PARENT,
         ], props
-        mounted = csi.run('sudo -n /usr/sbin/zfs mount %s/bait', PARENT)
+        mounted = csi.run('sudo -n %s mount %s/bait', ROOT_HELPER, PARENT)
         assert mounted.rc == 0, mounted.stderr
         options = host.check_output('findmnt -n -o TARGET,OPTIONS --source %s/bait', PARENT)
         assert options.split()[0] == '/%s/bait' % PARENT and 'nosuid' in options and 'nodev' in options, options
@@ -159,10 +160,13 @@ def test_service_user_cannot_create_outside_the_parent(csi):
 @pytest.mark.parametrize(
     'command',
     [
-        '/usr/sbin/zfs mount tank/other',
-        '/usr/sbin/zfs share tank/other',
+        '/usr/sbin/zfs mount %s/v' % PARENT,
         '/usr/sbin/zfs destroy %s' % PARENT,
-        '/usr/sbin/zfs mount %s/../other' % PARENT,
+        '%s mount tank/other' % ROOT_HELPER,
+        '%s share tank/other' % ROOT_HELPER,
+        '%s mount %s/../other' % (ROOT_HELPER, PARENT),
+        '%s mount %s/v/deeper' % (ROOT_HELPER, PARENT),
+        '%s guard' % ROOT_HELPER,
         '/bin/true',
     ],
 )
@@ -171,13 +175,18 @@ def test_sudo_goes_no_further_than_the_narrow_rule(csi, command):
     assert denied.rc != 0 and 'password is required' in denied.stderr, command
 
 
-def test_sudo_allows_mount_under_the_parent(host, csi):
-    host.check_output('/usr/sbin/zfs create -o mountpoint=/mnt/by-csi %s/mountable', PARENT)
+def test_sudo_mounts_a_volume_where_it_inherits_only(host, csi):
+    host.check_output('/usr/sbin/zfs create -u %s/mountable', PARENT)
     try:
-        host.check_output('/usr/sbin/zfs unmount %s/mountable', PARENT)
-        mounted = csi.run('sudo -n /usr/sbin/zfs mount %s/mountable', PARENT)
+        mounted = csi.run('sudo -n %s mount %s/mountable', ROOT_HELPER, PARENT)
         assert mounted.rc == 0, mounted.stderr
-        assert host.mount_point('/mnt/by-csi').exists
+        assert host.mount_point('/%s/mountable' % PARENT).exists
+        # Elsewhere, even where root put it, is not the service user's to ask for.
+        host.check_output('/usr/sbin/zfs unmount %s/mountable', PARENT)
+        host.check_output('/usr/sbin/zfs set mountpoint=/mnt/by-csi %s/mountable', PARENT)
+        refused = csi.run('sudo -n %s mount %s/mountable', ROOT_HELPER, PARENT)
+        assert refused.rc != 0 and 'only the one it inherits' in refused.stderr, refused.stderr
+        assert not host.mount_point('/mnt/by-csi').exists
     finally:
         host.run('/usr/sbin/zfs destroy -r %s/mountable', PARENT)
 
@@ -197,8 +206,8 @@ def test_service_user_shares_a_child_that_mounts_over_nfs(host, csi):
     try:
         for command in (
             '/usr/sbin/zfs set sharenfs=rw=@127.0.0.1/32 %s',
-            'sudo -n /usr/sbin/zfs mount %s',
-            'sudo -n /usr/sbin/zfs share %s',
+            'sudo -n %s mount %%s' % ROOT_HELPER,
+            'sudo -n %s share %%s' % ROOT_HELPER,
         ):
             done = csi.run(command, child)
             assert done.rc == 0, (command, done.stderr)
@@ -221,7 +230,8 @@ def test_wrapper_is_root_owned(host):
 
 def test_wrapper_reads_the_parent_from_a_root_owned_file(host, csi):
     conf = host.file('/etc/nomad-zfs-csi/zfs-wrapper.conf')
-    assert conf.user == 'root' and conf.mode == 0o644 and conf.content_string == 'parent=%s\n' % PARENT
+    assert conf.user == 'root' and conf.mode == 0o644
+    assert conf.content_string == 'parent=%s\nsnapshots_parent=%s\nroot_helper=%s\n' % (PARENT, SNAPSHOTS, ROOT_HELPER)
     assert csi.run('test -w /etc/nomad-zfs-csi/zfs-wrapper.conf').rc != 0
 
 
@@ -261,12 +271,12 @@ def test_wrapper_runs_a_democratic_csi_volume_lifecycle_as_the_service_user(host
         host.run('/usr/sbin/zfs destroy -r %s; /usr/sbin/zfs destroy -r %s', clone, vol)
 
 
-def test_wrapper_mounts_the_ancestors_that_create_p_makes(host, csi):
+def test_wrapper_refuses_a_filesystem_deeper_than_a_volume(host, csi):
+    """Root never mounts one (the user owns a volume's directory, and could put a link where it would mount)."""
     created = csi.run(WRAPPER + ' create -p %s/ns/a/pvc-w3 || exit 1', PARENT)
     try:
-        assert created.rc == 0, created.stderr
-        for dataset in ('ns', 'ns/a', 'ns/a/pvc-w3'):
-            assert zfs_get(host, 'mounted', '%s/%s' % (PARENT, dataset)) == 'yes', dataset
+        assert created.rc != 0 and 'only filesystems exactly one level below' in created.stderr, created.stderr
+        assert host.run('/usr/sbin/zfs list %s/ns', PARENT).rc != 0
     finally:
         host.run('/usr/sbin/zfs destroy -r %s/ns', PARENT)
 

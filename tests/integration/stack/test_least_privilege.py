@@ -1,0 +1,213 @@
+"""Attacks on the local stack, each run as the actor would run it, each refused with nothing changed
+(docs/security.md lists them by actor): the CSI service user through its SSH key, the wrapper and sudo; a hostile
+primary's replica through the zfs-dataset plugin run with Nomad's DHV_* environment; the standby's key; the
+replication user on its own host.
+
+They share the stack that site.yml converged, and a target directory that root reads from and nobody else may
+cover: /var/lib/nzc-lp-target with a marker file.
+"""
+
+import json
+import shlex
+import subprocess
+
+import pytest
+
+from conftest import HOST_VOLUME_PLUGIN, PARENT, SNAPSHOTS
+
+WRAPPER = '/usr/local/libexec/nomad-zfs-csi/zfs'
+ROOT_HELPER = '/usr/local/libexec/nomad-zfs-csi/zfs-root'
+TARGET = '/var/lib/nzc-lp-target'
+VOLUME = PARENT + '/t-lp'
+
+
+@pytest.fixture(scope='module')
+def target(vm):
+    vm.sh('mkdir -p %s && echo root-reads-this > %s/marker' % (TARGET, TARGET))
+    yield TARGET
+    vm.sh('umount %s 2>/dev/null; rm -rf %s' % (TARGET, TARGET), check=False)
+
+
+def as_csi(vm, command):
+    return vm.sh(command, user='csi', check=False)
+
+
+def covered(vm):
+    """Whether anything is mounted on the target, or its marker is gone."""
+    mounted = vm.sh('findmnt -n %s' % TARGET, check=False).returncode == 0
+    return mounted or vm.sh('cat %s/marker' % TARGET, check=False).stdout != 'root-reads-this\n'
+
+
+def datasets(vm, root):
+    return vm.zfs('list', '-H', '-r', '-o', 'name,mounted,canmount', root, check=False).stdout
+
+
+@pytest.fixture
+def volume(vm):
+    """t-lp, a volume the service user made through the wrapper, mounted in its root-owned parent directory."""
+    made = as_csi(vm, '%s create -p %s' % (WRAPPER, VOLUME))
+    assert made.returncode == 0, made.stderr
+    yield VOLUME
+    vm.sh('zfs unmount -f %s/x 2>/dev/null; zfs destroy -r %s' % (VOLUME, VOLUME), check=False)
+
+
+def test_the_service_user_cannot_have_root_mount_a_dataset_through_its_link(vm, target, volume):
+    """A child dataset at the path of a symbolic link in the user's own volume: the wrapper, sudo and the boot's
+    zfs mount -a all refuse to follow it."""
+    assert vm.sh('stat -c %U ' + '/' + volume).stdout.strip() == 'csi'
+    link = as_csi(vm, 'ln -s %s /%s/x' % (target, volume))
+    assert link.returncode == 0, link.stderr
+    # Not in the parent's own directory, which is root's.
+    assert as_csi(vm, 'ln -s %s /%s/t-lp-link' % (target, PARENT)).returncode != 0
+
+    wrapped = as_csi(vm, '%s create %s/x' % (WRAPPER, volume))
+    assert wrapped.returncode != 0 and 'only filesystems exactly one level below' in wrapped.stderr, wrapped.stderr
+    assert vm.zfs('list', volume + '/x', check=False).returncode != 0, 'refused before it exists'
+
+    made = as_csi(vm, '/usr/sbin/zfs create -u %s/x' % volume)  # the delegation allows the dataset itself
+    assert made.returncode == 0, made.stderr
+    for command in (
+        'sudo -n %s mount %s/x' % (ROOT_HELPER, volume),
+        'sudo -n %s share %s/x' % (ROOT_HELPER, volume),
+        'sudo -n /usr/sbin/zfs mount %s/x' % volume,
+        '%s mount %s/x' % (WRAPPER, volume),
+    ):
+        refused = as_csi(vm, command)
+        assert refused.returncode != 0, command
+    # A rename keeps it where it is, unmounted.
+    assert as_csi(vm, '%s rename %s/x %s/x2' % (WRAPPER, volume, volume)).returncode == 0
+    assert not covered(vm)
+
+    # At boot: the guard runs before zfs-mount.service; then what zfs mount -a does.
+    unit = vm.sh('systemctl show -p Before -p WantedBy -p UnitFileState nomad-zfs-csi-mount-guard').stdout
+    assert 'zfs-mount.service' in unit and 'UnitFileState=enabled' in unit, unit
+    vm.sh('systemctl restart nomad-zfs-csi-mount-guard && zfs mount -a')
+    assert not covered(vm)
+    assert vm.zfs('get', '-H', '-o', 'value', 'canmount', volume + '/x2').stdout.strip() == 'noauto'
+    assert 'guard: set canmount=noauto %s/x2' % volume in vm.sh('journalctl -t nomad-zfs-csi-zfs-root -o cat').stdout
+
+
+def test_the_service_user_cannot_export_more_than_its_volume(vm, volume):
+    """sharenfs is the user's to set: root shares only plain export options of a mounted volume."""
+    exports = vm.sh('cat /etc/exports.d/zfs.exports 2>/dev/null; exportfs -s').stdout
+    for value in ('rw=@127.0.0.1/32 /etc(rw,no_root_squash)', 'rw=@127.0.0.1/32,"x"'):
+        refused = as_csi(vm, '%s set sharenfs=%s %s' % (WRAPPER, shlex.quote(value), volume))
+        assert refused.returncode != 0 and 'root shares only' in refused.stderr, refused.stderr
+    assert vm.sh('cat /etc/exports.d/zfs.exports 2>/dev/null; exportfs -s').stdout == exports
+    shared = as_csi(vm, '%s set sharenfs=rw=@127.0.0.1/32 %s' % (WRAPPER, volume))
+    assert shared.returncode == 0 and '/' + volume in vm.sh('exportfs -s').stdout.split(), shared.stderr
+
+
+def test_the_service_user_cannot_switch_off_every_volumes_backups(vm, volume):
+    """User properties on a parent are inherited by every volume; a volume's own stay the user's to set."""
+    for prop in ('syncoid:sync=false', 'com.sun:auto-snapshot=false'):
+        for parent in (PARENT, SNAPSHOTS):
+            refused = as_csi(vm, '/usr/sbin/zfs set %s %s || exit 1' % (prop, parent))
+            assert refused.returncode != 0 and 'permission denied' in refused.stderr, (prop, parent, refused.stderr)
+    assert vm.zfs('get', '-H', '-o', 'value,source', 'syncoid:sync', volume).stdout.split('\t')[0] == '-'
+    own = as_csi(vm, '/usr/sbin/zfs set syncoid:sync=false %s' % volume)
+    assert own.returncode == 0, own.stderr
+
+
+def test_the_service_users_key_and_the_controllers_key_file(vm, stack):
+    """Its key runs commands and nothing else (restrict); the controller's key file is 0400."""
+    keys = vm.sh('cat ~csi/.ssh/authorized_keys').stdout
+    assert keys.startswith('restrict ssh-'), keys
+    forward = subprocess_ssh(vm, ['-o', 'ExitOnForwardFailure=yes', '-R', '0:127.0.0.1:22'], 'true')
+    assert forward.returncode != 0 and 'forwarding failed' in forward.stderr, forward.stderr
+    modes = vm.sh('stat -c %a /var/lib/nzc-nomad/alloc/*/plugin/secrets/driver-config.yaml').stdout.split()
+    assert modes and set(modes) == {'400'}, modes
+
+
+def subprocess_ssh(vm, options, command):
+    argv = vm.ssh_argv('csi')
+    argv = argv[:1] + ['-o', 'ControlMaster=no', '-o', 'ControlPath=none'] + options + argv[1:]
+    return subprocess.run(argv + [command], capture_output=True, text=True, timeout=120, check=False)
+
+
+# A hostile primary's replica, as a pull leaves it on this standby, and the zfs-dataset plugin run as Nomad runs it.
+REPLICAS = 'tank/it-lp-replicas'
+PULLED = '127.0.0.1/tank/nomad/volumes'
+PULL_CONF = '/etc/nomad-zfs-csi/pulls/it-lp.conf'
+PLUGIN_DIR = '/tmp/it-lp-plugin'
+
+
+@pytest.fixture
+def standby(vm, target):
+    """The plugin with a replica parent in tank and a pull whose target is under it; a replica of default/t-evil
+    that holds a link to the target and a child dataset at the link's path, as a primary can send them."""
+    replica = '%s/%s/default/t-evil' % (REPLICAS, PULLED)
+    vm.sh(
+        'mkdir -p {d} && cp {plugin} {d}/zfs-dataset && printf "parent=tank/nomad/volumes\\nreplica_parent={r}\\n" '
+        '> {d}/zfs-dataset.conf && printf "TARGET={r}/{p}\\n" > {conf}'.format(
+            d=PLUGIN_DIR, plugin=HOST_VOLUME_PLUGIN, r=REPLICAS, p=PULLED, conf=PULL_CONF
+        )
+    )
+    vm.zfs('create', '-o', 'mountpoint=none', '-o', 'readonly=on', REPLICAS)
+    vm.zfs('create', '-p', '-o', 'mountpoint=/mnt/it-lp-evil', '-o', 'readonly=off', replica)
+    vm.sh('ln -s %s /mnt/it-lp-evil/x' % target)
+    vm.zfs('create', '-u', replica + '/x')
+    vm.sh('zfs unmount {r} && zfs inherit mountpoint {r} && zfs inherit readonly {r}'.format(r=replica))
+    yield replica
+    vm.sh('rm -rf %s %s' % (PLUGIN_DIR, PULL_CONF))
+    vm.zfs('destroy', '-r', REPLICAS, check=False)
+    vm.zfs('destroy', '-r', 'tank/nomad/volumes/nomad', check=False)
+
+
+def plugin(vm, name, namespace='default', capacity=64 << 20, **parameters):
+    env = {
+        'DHV_OPERATION': 'create',
+        'DHV_NAMESPACE': namespace,
+        'DHV_VOLUME_NAME': name,
+        'DHV_VOLUME_ID': '6d0f7a5e-2c1b-4f7e-9a35-0c6a2f3b9e11',
+        'DHV_CAPACITY_MIN_BYTES': '0',
+        'DHV_CAPACITY_MAX_BYTES': str(capacity),
+        'DHV_PARAMETERS': json.dumps(parameters),
+    }
+    argv = 'env -i %s %s/zfs-dataset create' % (' '.join(shlex.quote('%s=%s' % kv) for kv in env.items()), PLUGIN_DIR)
+    ran = vm.sh(argv, check=False)
+    return ran.returncode, json.loads(ran.stdout or '{}').get('error', '')
+
+
+def test_a_hostile_primarys_replica_is_refused_and_nothing_changes(vm, standby):
+    before = datasets(vm, 'tank')
+    # A replica with a child: adopted, the child would mount through the link onto the target.
+    code, error = plugin(vm, 't-evil', adopt_replica=PULLED)
+    assert code == 1 and 'has datasets below it (%s/x)' % standby in error, error
+    # Short of the pull target: namespace nomad, name volumes would adopt the whole pull, every namespace's replica.
+    code, error = plugin(vm, 'volumes', namespace='nomad', adopt_replica='127.0.0.1/tank')
+    assert code == 1 and 'is not the target of a zfs_replication pull' in error, error
+    # A quota that limits nothing, and a value zfs would refuse only after -p made the namespace's dataset.
+    code, error = plugin(vm, 't-big', capacity=1000 << 50)
+    assert code == 1 and 'more than pool tank can ever hold' in error, error
+    code, error = plugin(vm, 't-nl', namespace='t-lp-ns', compression='lz4\n')
+    assert code == 1 and 'parameter compression=' in error, error
+    assert datasets(vm, 'tank') == before
+    assert not covered(vm)
+
+
+def test_the_replication_user_cannot_move_its_own_ssh_directory(vm):
+    """Its .ssh is root's, so that the forced command stays in front of every standby's key; so is its home."""
+    home = vm.sh('getent passwd zfs-replica | cut -d: -f6').stdout.strip()
+    moved = vm.sh('runuser -u zfs-replica -- mv %s/.ssh %s/.ssh-aside' % (home, home), check=False)
+    assert moved.returncode != 0 and 'Permission denied' in moved.stderr, moved.stderr
+    assert vm.sh('stat -c %U:%a ' + home).stdout.strip() == 'root:755'
+
+
+def test_the_standbys_key_works_from_the_standbys_address_only(vm):
+    """A copy of the standby's private key is of no use from elsewhere (from= in the primary's authorized_keys):
+    from 127.0.0.2, another address of the same VM, it is refused."""
+    ssh = (
+        'ssh -i /var/lib/zfs-replica/.ssh/id_ed25519 -b {src} -o StrictHostKeyChecking=no -o BatchMode=yes '
+        '-o UserKnownHostsFile=/dev/null zfs-replica@127.0.0.1 "zfs list -H -o name %s"' % PARENT
+    )
+    assert vm.sh(ssh.format(src='127.0.0.1')).stdout.strip() == PARENT
+    elsewhere = vm.sh(ssh.format(src='127.0.0.2'), check=False)
+    assert elsewhere.returncode == 255 and 'Permission denied' in elsewhere.stderr, elsewhere.stderr
+
+
+def test_what_a_primary_sends_cannot_fill_the_standbys_pool_or_make_devices(vm):
+    """The replica parent's quota is 80% of its pool (zfs_replication_replica_quota's default), and volmode=none."""
+    size = int(vm.sh('zpool list -Hp -o size backup').stdout)
+    got = vm.zfs('get', '-Hp', '-o', 'property,value,source', 'quota,volmode', 'backup/replica').stdout.splitlines()
+    assert got == ['quota\t%d\tlocal' % (size * 80 // 100 // 1048576 * 1048576), 'volmode\tnone\tlocal'], got

@@ -1,0 +1,141 @@
+"""The storage host's root helper, which the CSI service user reaches through sudo: what root mounts, shares and
+unmounts for it, and what the boot guard changes. The attacks themselves run on the VM
+(tests/integration/stack/test_least_privilege.py)."""
+
+import importlib.util
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+HELPER = Path(__file__).resolve().parents[3] / 'roles' / 'storage_host' / 'files' / 'zfs-root.py'
+SPEC = importlib.util.spec_from_file_location('zfs_root', str(HELPER))
+helper = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(helper)
+
+CONF = helper.read_conf('parent=tank/nomad/csi\nsnapshots_parent=tank/nomad/csi-snapshots\nroot_helper=/x\n')
+PARENT = 'tank/nomad/csi'
+ROOT_DIR = os.stat_result((stat.S_IFDIR | 0o755, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+
+def tree(**overrides):
+    """lstat over /tank/nomad/csi, all root's directories, but for the paths given."""
+    paths = {'/tank': ROOT_DIR, '/tank/nomad': ROOT_DIR, '/tank/nomad/csi': ROOT_DIR}
+    paths.update(overrides)
+
+    def lstat(path):
+        if path not in paths:
+            raise FileNotFoundError(path)
+        return paths[path]
+
+    return lstat
+
+
+def props(dataset, mountpoint=None, source='inherited from tank/nomad/csi', mounted='no', sharenfs='off'):
+    return {
+        dataset: {
+            'type': ('filesystem', '-'),
+            'mountpoint': (mountpoint or '/' + dataset, source),
+            'mounted': (mounted, '-'),
+            'sharenfs': (sharenfs, 'local'),
+        },
+        PARENT: {'type': ('filesystem', '-'), 'mountpoint': ('/' + PARENT, 'default')},
+    }
+
+
+def plan(verb, dataset, found=None, lstat=None):
+    return helper.plan(verb, dataset, CONF, lambda names: found or props(dataset), lstat or tree())
+
+
+def test_a_volume_is_mounted_and_shared_where_it_inherits():
+    assert plan('mount', PARENT + '/v') == [helper.ZFS, 'mount', PARENT + '/v']
+    shared = plan('share', PARENT + '/v', props(PARENT + '/v', mounted='yes', sharenfs='rw=@10.0.0.0/8,no_root_squash'))
+    assert shared == [helper.ZFS, 'share', PARENT + '/v']
+
+
+@pytest.mark.parametrize(
+    'verb, dataset',
+    [
+        ('mount', PARENT + '/v/x'),
+        ('share', PARENT + '/v/x'),
+        ('mount', PARENT),
+        ('mount', 'tank/other'),
+        ('mount', PARENT + '/../etc'),
+        ('mount', PARENT + '/.hidden'),
+        ('mount', PARENT + '/v\n'),
+        ('mount', 'tank/nomad/csi-snapshots/v'),
+        ('unmount', PARENT),
+        ('unmount', 'tank/other/v'),
+    ],
+)
+def test_other_shapes_are_refused_before_anything_is_read(verb, dataset):
+    def read(names):
+        raise AssertionError('read %s' % names)
+
+    with pytest.raises(helper.Refused, match='only datasets'):
+        helper.plan(verb, dataset, CONF, read, tree())
+
+
+def test_unmount_takes_any_depth_below_the_parent():
+    assert plan('unmount', PARENT + '/v/x') == [helper.ZFS, 'unmount', PARENT + '/v/x']
+
+
+LINK = os.stat_result((stat.S_IFLNK | 0o777, 0, 0, 0, 1000, 1000, 0, 0, 0, 0))
+CSI_DIR = os.stat_result((stat.S_IFDIR | 0o755, 0, 0, 0, 1000, 1000, 0, 0, 0, 0))
+WORLD_DIR = os.stat_result((stat.S_IFDIR | 0o777, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+
+@pytest.mark.parametrize(
+    'found, lstat, message',
+    [
+        (props(PARENT + '/v', '/etc', 'local'), tree(), 'has mountpoint /etc \\(local\\)'),
+        (props(PARENT + '/v', '/etc', 'received'), tree(), 'has mountpoint /etc \\(received\\)'),
+        (props(PARENT + '/v'), tree(**{'/tank/nomad/csi/v': LINK}), 'is not a directory \\(a symbolic link\\)'),
+        (props(PARENT + '/v'), tree(**{'/tank/nomad': LINK}), 'below /tank/nomad, which is a symbolic link'),
+        (props(PARENT + '/v'), tree(**{'/tank/nomad/csi': CSI_DIR}), 'owned by uid 1000'),
+        (props(PARENT + '/v'), tree(**{'/tank': WORLD_DIR}), 'mode 777'),
+    ],
+    ids=['local-mountpoint', 'received-mountpoint', 'leaf-link', 'link-above', 'csi-dir-above', 'world-writable'],
+)
+def test_a_mountpoint_root_would_reach_through_something_the_user_controls_is_refused(found, lstat, message):
+    with pytest.raises(helper.Refused, match=message):
+        plan('mount', PARENT + '/v', found, lstat)
+
+
+@pytest.mark.parametrize('options', ['rw\n/ *(rw,no_root_squash)', 'rw "x"', 'rw x', 'rw;x'])
+def test_a_sharenfs_that_could_write_another_export_is_refused(options):
+    found = props(PARENT + '/v', mounted='yes', sharenfs=options)
+    with pytest.raises(helper.Refused, match='root shares only'):
+        plan('share', PARENT + '/v', found)
+
+
+def test_an_unmounted_volume_is_not_shared():
+    with pytest.raises(helper.Refused, match='is not mounted'):
+        plan('share', PARENT + '/v', props(PARENT + '/v', sharenfs='on'))
+
+
+def test_the_guard_leaves_volumes_and_makes_deeper_datasets_unmountable():
+    listing = '\n'.join(
+        [
+            'tank/nomad/csi\ton\toff',
+            'tank/nomad/csi/v\ton\trw=@10.0.0.0/8',
+            'tank/nomad/csi/v/x\ton\toff',
+            'tank/nomad/csi/v/y\tnoauto\toff',
+            'tank/nomad/csi/w\ton\trw *(rw)',
+            'tank/nomad/csi-snapshots/v\ton\toff',
+            'tank/nomad/csi-snapshots/v/snap\ton\toff',
+            'tank/other/a/b\ton\toff',
+        ]
+    )
+    assert helper.plan_guard(CONF, listing) == [
+        [helper.ZFS, 'set', 'canmount=noauto', 'tank/nomad/csi/v/x'],
+        [helper.ZFS, 'set', 'sharenfs=off', 'tank/nomad/csi/w'],
+        [helper.ZFS, 'set', 'canmount=noauto', 'tank/nomad/csi-snapshots/v/snap'],
+    ]
+
+
+@pytest.mark.parametrize('text', ['', 'parent=\n', 'parent=tank/../etc\n', 'parent=tank\nsnapshots_parent=/x\n'])
+def test_a_missing_or_bad_conf_names_the_role(text):
+    with pytest.raises(helper.Refused, match='storage_host role'):
+        helper.read_conf(text)
