@@ -35,7 +35,9 @@ COMPONENT = r'[A-Za-z0-9_:][A-Za-z0-9_.:-]*'
 # NFS export options as democratic-csi and operators write them (rw=@10.0.0.0/8,no_root_squash,sec=sys):
 # nothing that could end an entry in the exports file or start another.
 SHARE_OPTIONS = re.compile(r'[A-Za-z0-9_.,=:/@*+-]{1,1024}')
-READ = ('type', 'mountpoint', 'mounted', 'sharenfs')
+# Read together: none is the user's to write. sharenfs is, and zfs stores it with any newline and tab, so each is
+# read alone, as a whole (a value can forge whole lines of a listing; ZFS then writes it into the exports file).
+READ = ('type', 'mountpoint', 'mounted')
 
 
 class Refused(Exception):
@@ -105,10 +107,9 @@ def _describe(info):
     return 'owned by uid %d, mode %o' % (info.st_uid, stat.S_IMODE(info.st_mode))
 
 
-def check_share(dataset, props):
+def check_share(dataset, props, options):
     if props['mounted'][0] != 'yes':
         raise Refused('%s is not mounted, so there is nothing to share' % dataset)
-    options = props['sharenfs'][0]
     if options != 'off' and not SHARE_OPTIONS.fullmatch(options):
         raise Refused(
             '%s has sharenfs %r; root shares only letters, digits and _ . , = : / @ * + - (NFS export options)'
@@ -116,8 +117,9 @@ def check_share(dataset, props):
         )
 
 
-def plan(verb, dataset, conf, read, lstat=os.lstat):
-    """The zfs argv root runs for the service user, after every check; read(datasets) gives their properties."""
+def plan(verb, dataset, conf, read, read_sharenfs=None, lstat=os.lstat):
+    """The zfs argv root runs for the service user, after every check; read(datasets) gives their properties,
+    read_sharenfs(dataset) the one value."""
     parent = conf['parent']
     check_name(verb, dataset, parent)
     if verb == 'unmount':
@@ -127,24 +129,23 @@ def plan(verb, dataset, conf, read, lstat=os.lstat):
         raise Refused('%s does not exist' % dataset)
     check_mountpoint(dataset, found[dataset], found[parent], lstat)
     if verb == 'share':
-        check_share(dataset, found[dataset])
+        check_share(dataset, found[dataset], read_sharenfs(dataset))
     return [ZFS, verb, dataset]
 
 
-def plan_guard(conf, listing):
+def plan_guard(conf, listing, shared):
     """The zfs set commands that leave nothing below the parents for zfs mount -a and zfs share -a but what root
-    would mount and share for the service user; listing is `zfs list -H -o name,canmount,sharenfs -r -t
-    filesystem` of the parents."""
+    would mount and share for the service user; listing is `zfs list -H -o name,canmount -r -t filesystem` of the
+    parents, shared {dataset: its own sharenfs} of those that set one."""
     commands = []
     parents = [conf[key] for key in ('parent', 'snapshots_parent') if key in conf]
     for line in listing.splitlines():
-        name, canmount, sharenfs = (line.split('\t') + ['', ''])[:3]
+        name, canmount = (line.split('\t') + [''])[:2]
         parent = next((p for p in parents if name.startswith(p + '/')), None)
-        if parent is None:
-            continue
-        if name.count('/') > parent.count('/') + 1 and canmount == 'on':
+        if parent is not None and name.count('/') > parent.count('/') + 1 and canmount == 'on':
             commands.append([ZFS, 'set', 'canmount=noauto', name])
-        if sharenfs != 'off' and not SHARE_OPTIONS.fullmatch(sharenfs):
+    for name, options in sorted(shared.items()):
+        if options != 'off' and not SHARE_OPTIONS.fullmatch(options):
             commands.append([ZFS, 'set', 'sharenfs=off', name])
     return commands
 
@@ -154,6 +155,19 @@ def _zfs(argv):
     if proc.returncode != 0:
         raise Refused('%s failed: %s' % (' '.join(argv[:2]), proc.stderr.strip()))
     return proc.stdout
+
+
+def read_sharenfs(dataset):
+    """The dataset's sharenfs, whole: zfs prints the value and one newline."""
+    value = _zfs([ZFS, 'get', '-H', '-o', 'value', 'sharenfs', dataset])
+    return value[:-1] if value.endswith('\n') else value
+
+
+def read_shared(parents):
+    """{dataset: sharenfs} of the datasets below the parents that set their own (a name holds no newline, so that
+    listing is safe; each value is then read alone)."""
+    argv = [ZFS, 'get', '-H', '-r', '-s', 'local,received', '-t', 'filesystem', '-o', 'name', 'sharenfs'] + parents
+    return {name: read_sharenfs(name) for name in _zfs(argv).splitlines() if name}
 
 
 def read_props(datasets):
@@ -180,19 +194,14 @@ def main(argv):
             conf = read_conf(f.read())
         if argv[1:] == ['guard']:
             parents = [conf[key] for key in ('parent', 'snapshots_parent') if key in conf]
-            listing = subprocess.run(
-                [ZFS, 'list', '-H', '-r', '-t', 'filesystem', '-o', 'name,canmount,sharenfs'] + parents,
-                stdout=subprocess.PIPE,
-                universal_newlines=True,
-                check=False,
-            ).stdout
-            for command in plan_guard(conf, listing):
+            listing = _zfs([ZFS, 'list', '-H', '-r', '-t', 'filesystem', '-o', 'name,canmount'] + parents)
+            for command in plan_guard(conf, listing, read_shared(parents)):
                 _zfs(command)
                 log(syslog.LOG_NOTICE, 'guard: ' + ' '.join(command[1:]))
             return 0
         if len(argv) != 3 or argv[1] not in ('mount', 'share', 'unmount'):
             raise Refused('usage: zfs-root mount|share|unmount DATASET, or zfs-root guard')
-        command = plan(argv[1], argv[2], conf, read_props)
+        command = plan(argv[1], argv[2], conf, read_props, read_sharenfs)
     except (OSError, Refused) as e:
         log(syslog.LOG_WARNING, 'refused %s: %s' % (' '.join(argv[1:]), e))
         return 1

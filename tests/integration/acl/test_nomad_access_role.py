@@ -64,7 +64,9 @@ def raw_exec_job(namespace):
 def test_a_tenant_uses_only_the_named_task_drivers(acl, secrets):
     """raw_exec runs a task as root on the node, past every volume's boundary: tenants get exec and docker unless
     the operator names others (nzc-b: exec alone)."""
-    drivers = {ns['Name']: ns['Capabilities']['EnabledTaskDrivers'] for ns in acl.api('GET', '/v1/namespaces')}
+    drivers = {
+        ns['Name']: (ns['Capabilities'] or {}).get('EnabledTaskDrivers') for ns in acl.api('GET', '/v1/namespaces')
+    }
     assert drivers['nzc-a'] == ['exec', 'docker'] and drivers['nzc-b'] == ['exec'], drivers
     refused = acl.api('PUT', '/v1/jobs', raw_exec_job('nzc-a'), token=secrets['nzc-a-submitter'])
     assert refused[0] == 500 and 'raw_exec' in refused[1] and 'not allowed' in refused[1], refused
@@ -114,7 +116,7 @@ def host_volume_job(source):
     group = {
         'Name': 'g',
         'Volumes': {'data': {'Name': 'data', 'Type': 'host', 'Source': source}},
-        'Tasks': [{'Name': 't', 'Driver': 'raw_exec', 'Config': {'command': '/bin/true'}}],
+        'Tasks': [{'Name': 't', 'Driver': 'exec', 'Config': {'command': '/bin/true'}}],
     }
     job = {'ID': 't-hv', 'Namespace': 'nzc-e', 'Type': 'batch', 'Datacenters': ['*'], 'TaskGroups': [group]}
     return {'Job': job}

@@ -87,13 +87,24 @@ def test_the_service_user_cannot_have_root_mount_a_dataset_through_its_link(vm, 
     assert 'guard: set canmount=noauto %s/x2' % volume in vm.sh('journalctl -t nomad-zfs-csi-zfs-root -o cat').stdout
 
 
+def exported(vm):
+    """The exports file's entries and the kernel's export table, in any order (zfs share -a rewrites them)."""
+    return sorted(vm.sh('cat /etc/exports.d/zfs.exports; exportfs -s').stdout.splitlines())
+
+
 def test_the_service_user_cannot_export_more_than_its_volume(vm, volume):
-    """sharenfs is the user's to set: root shares only plain export options of a mounted volume."""
-    exports = vm.sh('cat /etc/exports.d/zfs.exports 2>/dev/null; exportfs -s').stdout
-    for value in ('rw=@127.0.0.1/32 /etc(rw,no_root_squash)', 'rw=@127.0.0.1/32,"x"'):
-        refused = as_csi(vm, '%s set sharenfs=%s %s' % (WRAPPER, shlex.quote(value), volume))
-        assert refused.returncode != 0 and 'root shares only' in refused.stderr, refused.stderr
-    assert vm.sh('cat /etc/exports.d/zfs.exports 2>/dev/null; exportfs -s').stdout == exports
+    """sharenfs is the user's to set, and zfs stores a newline in it: shared by root, the value below wrote the line
+    "/ *(rw)(...)" into /etc/exports.d/zfs.exports. Root shares only plain export options, and the boot guard turns
+    such a value off before zfs share -a."""
+    exports = exported(vm)
+    value = 'rw=@127.0.0.1/32\n/ *(rw)'
+    refused = as_csi(vm, '%s set sharenfs=%s %s' % (WRAPPER, shlex.quote(value), volume))
+    assert refused.returncode != 0 and 'root shares only' in refused.stderr, refused.stderr
+    assert vm.zfs('get', '-H', '-o', 'value', 'sharenfs', volume).stdout == value + '\n', 'zfs stored it'
+    assert exported(vm) == exports
+    vm.sh('systemctl restart nomad-zfs-csi-mount-guard && zfs share -a')
+    assert vm.zfs('get', '-H', '-o', 'value', 'sharenfs', volume).stdout == 'off\n'
+    assert exported(vm) == exports
     shared = as_csi(vm, '%s set sharenfs=rw=@127.0.0.1/32 %s' % (WRAPPER, volume))
     assert shared.returncode == 0 and '/' + volume in vm.sh('exportfs -s').stdout.split(), shared.stderr
 
@@ -120,9 +131,13 @@ def test_the_service_users_key_and_the_controllers_key_file(vm, stack):
 
 
 def subprocess_ssh(vm, options, command):
-    argv = vm.ssh_argv('csi')
-    argv = argv[:1] + ['-o', 'ControlMaster=no', '-o', 'ControlPath=none'] + options + argv[1:]
-    return subprocess.run(argv + [command], capture_output=True, text=True, timeout=120, check=False)
+    """A connection of its own as csi, with its warnings (no -q), and stdin left alone (ssh would make it
+    non-blocking, which later ansible runs refuse)."""
+    argv = [word for word in vm.ssh_argv('csi') if word != '-q']
+    argv = argv[:1] + ['-n', '-o', 'ControlMaster=no', '-o', 'ControlPath=none'] + options + argv[1:]
+    return subprocess.run(
+        argv + [command], capture_output=True, text=True, timeout=120, check=False, stdin=subprocess.DEVNULL
+    )
 
 
 # A hostile primary's replica, as a pull leaves it on this standby, and the zfs-dataset plugin run as Nomad runs it.

@@ -41,8 +41,10 @@ job "zfs-controller" {
         ]
       }
 
+      # It holds the controller's SSH private key: readable by the task's user only.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        perms       = "0400"
         change_mode = "restart"
         data        = <<EOH
 driver: zfs-generic-iscsi

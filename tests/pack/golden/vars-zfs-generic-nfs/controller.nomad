@@ -41,8 +41,10 @@ job "zfs-controller" {
         ]
       }
 
+      # It holds the controller's SSH private key: readable by the task's user only.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        perms       = "0400"
         change_mode = "restart"
         data        = <<EOH
 driver: zfs-generic-nfs
@@ -71,7 +73,7 @@ nfs:
   shareStrategy: setDatasetProperties
   shareStrategySetDatasetProperties:
     properties:
-      sharenfs: "rw,no_root_squash"
+      sharenfs: "rw=@10.0.20.0/24,no_root_squash"
   shareHost: "storage1.example.internal"
 EOH
       }
