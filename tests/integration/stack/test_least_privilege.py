@@ -21,6 +21,12 @@ TARGET = '/var/lib/nzc-lp-target'
 VOLUME = PARENT + '/t-lp'
 
 
+@pytest.fixture(scope='module', autouse=True)
+def converged(stack):
+    """Every attack here is on what site.yml set up."""
+    return stack
+
+
 @pytest.fixture(scope='module')
 def target(vm):
     vm.sh('mkdir -p %s && echo root-reads-this > %s/marker' % (TARGET, TARGET))
