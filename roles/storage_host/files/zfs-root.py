@@ -1,4 +1,10 @@
-#!/usr/bin/python3 -I
+#!/bin/sh
+# sh runs the lines up to exec, and Python the whole file, to which those lines are one string: python3 -I, so
+# nothing from the environment or a user's site directory reaches what runs as root.
+""":"
+exec /usr/bin/python3 -I "$0" "$@"
+"""
+
 # Installed by the nomad_zfs.csi storage_host role as /usr/local/libexec/nomad-zfs-csi/zfs-root; changes here
 # are overwritten. GNU General Public License v3.0+ (see the collection's LICENSE or
 # https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -48,8 +54,8 @@ def read_conf(text):
     """{key: dataset} of the parent= and snapshots_parent= lines."""
     conf = {}
     for line in text.splitlines():
-        key, _, value = line.partition('=')
-        if key in ('parent', 'snapshots_parent') and value:
+        key, sep, value = line.partition('=')
+        if sep and key in ('parent', 'snapshots_parent') and value:
             if not re.fullmatch('%s(/%s)*' % (COMPONENT, COMPONENT), value):
                 raise Refused('%s has a bad %s line: %r; run the storage_host role' % (CONF, key, value))
             conf[key] = value

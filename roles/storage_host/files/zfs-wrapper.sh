@@ -17,7 +17,7 @@
 set -u
 zfs=/usr/sbin/zfs
 conf=/etc/nomad-zfs-csi/zfs-wrapper.conf
-parent= helper=
+parent='' helper=''
 while IFS= read -r line; do
   case $line in
     parent=?*) parent=${line#parent=} ;;
