@@ -12,9 +12,10 @@
 # - `zfs list` and `zfs get`: names, snapshots, bookmarks and properties;
 # - `zfs send`, with -nvP for its size, -i/-I for increments and -t to resume;
 # - `zfs bookmark`: what keeps increments possible after sanoid prunes the snapshot.
-# zfs allow gives the user send and bookmark on the parents and nothing else, so even an allowed command writes
-# nothing but bookmarks. Not hold or release: syncoid holds only with --use-hold, which the pulls do not pass,
-# and a hold on every scheduled snapshot would make every destroy of them fail (sanoid's pruning, the volume's
+# zfs allow gives the user send, hold and bookmark on the parents and nothing else (hold because zfs send -I holds
+# the snapshots it sends until it ends), so even an allowed command writes nothing but bookmarks. zfs hold and
+# zfs release themselves are refused: syncoid holds only with --use-hold, which the pulls do not pass, and a
+# hold on every scheduled snapshot would make every destroy of them fail (sanoid's pruning, the volume's
 # delete) until the pool is full. Everything else is refused before anything
 # runs, on stderr and in syslog.
 

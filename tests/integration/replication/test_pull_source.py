@@ -67,7 +67,7 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
         'permissions:',
         'user',
         USER,
-        'bookmark,send',
+        'bookmark,hold,send',
     ]
 
     # A full send, then an increment, as syncoid does them, through the key.
