@@ -69,7 +69,8 @@ def check_name(verb, dataset, parent):
     shape = '%s(/%s)+' if verb == 'unmount' else '%s/%s'
     if not re.fullmatch(shape % (re.escape(parent), COMPONENT), dataset):
         where = 'below' if verb == 'unmount' else 'exactly one level below'
-        raise Refused('%s: only datasets %s %s are %sed here' % (dataset, where, parent, verb))
+        done = {'mount': 'mounted', 'share': 'shared', 'unmount': 'unmounted'}.get(verb, verb)
+        raise Refused('%s: only datasets %s %s are %s here' % (dataset, where, parent, done))
 
 
 def check_mountpoint(dataset, props, parent_props, lstat=os.lstat):
