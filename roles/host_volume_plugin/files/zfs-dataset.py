@@ -36,7 +36,7 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #   it (a primary could send a child whose mountpoint passes through a symbolic
 #   link in the volume), and only when the volume asks.
 # - A capacity larger than the pool can ever hold is refused, with the pool's size.
-# - Every refusal happens before the first zfs process and is printed as
+# - Every refusal happens before the first zfs process that writes, and is printed as
 #   {"error": "..."}, which Nomad shows to whoever asked.
 #
 # The parents come from a root-owned file the role writes beside this one, named

@@ -49,7 +49,7 @@ def test_sanoid_runs_on_its_timer_with_a_section_per_parent_and_per_replica(zfsv
 def test_the_standbys_user_holds_only_what_sends_need_on_each_parent(zfsvm):
     for parent in PARENTS:
         grants = local_grants(zfsvm, parent)
-        assert grants[USER] == 'bookmark,hold,release,send', grants
+        assert grants[USER] == 'bookmark,hold,send', grants
     # storage_host makes the CSI parent's grants exact, and keeps the replication user's (storage_host_keep_users).
     assert 'csi' in local_grants(zfsvm, PARENTS[0])
 
