@@ -83,7 +83,8 @@ CASES = [
 ]
 
 
-ACCESS = access_play([{'name': 'nzc-a'}, {'name': 'nzc-b'}])
+# B's job below runs under raw_exec, which a tenant gets only when named (nomad_access_tenant_task_drivers).
+ACCESS = access_play([{'name': 'nzc-a'}, {'name': 'nzc-b', 'enabled_task_drivers': ['raw_exec']}])
 
 
 def deploy(acl, stack, token):
