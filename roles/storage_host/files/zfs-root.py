@@ -1,8 +1,8 @@
 #!/bin/sh
-# sh runs the lines up to exec, and Python the whole file, to which those lines are one string: python3 -I, so
+# sh runs the lines up to exec, and Python the whole file, to which those lines are one string: python3 -IS, so
 # nothing from the environment or a user's site directory reaches what runs as root.
 """:"
-exec /usr/bin/python3 -I "$0" "$@"
+exec /usr/bin/python3 -IS "$0" "$@"
 """
 
 # Installed by the nomad_zfs.csi storage_host role as /usr/local/libexec/nomad-zfs-csi/zfs-root; changes here
