@@ -44,6 +44,12 @@ def requested(p, capacity):
     return body
 
 
+# Parameters that are an instruction to the plugin's create, not a property of the volume: a move passes
+# adopt_replica once, so that the zfs-dataset plugin renames the replica into place, and Nomad keeps it with the
+# parameters. A later declaration of the volume does not name it, and must not see a difference.
+CREATE_ONLY_PARAMETERS = ('adopt_replica',)
+
+
 def comparable(vol, mode):
     """The fields the module owns, alike from a request and from Nomad's read (which gives null for empty).
 
@@ -55,7 +61,7 @@ def comparable(vol, mode):
         capabilities=sorted(
             (c.get('AccessMode') or '', c.get('AttachmentMode') or '') for c in vol.get('RequestedCapabilities') or []
         ),
-        parameters=vol.get('Parameters') or {},
+        parameters=dict((k, v) for k, v in (vol.get('Parameters') or {}).items() if k not in CREATE_ONLY_PARAMETERS),
     )
     if mode == 'create':
         fields['plugin_id'] = vol.get('PluginID') or ''
@@ -81,6 +87,21 @@ def shown(vol):
             for c in vol.get('RequestedCapabilities') or []
         ],
     )
+
+
+def allocations(vol):
+    """The allocations Nomad lists on a volume read whole, in the modules' words."""
+    return [
+        dict(
+            id=a.get('ID'),
+            job_id=a.get('JobID'),
+            namespace=a.get('Namespace'),
+            task_group=a.get('TaskGroup'),
+            node_id=a.get('NodeID'),
+            client_status=a.get('ClientStatus'),
+        )
+        for a in vol.get('Allocations') or []
+    ]
 
 
 def _refuse_what_cannot_change(p, current, want):

@@ -54,22 +54,8 @@ volumes:
                              "node_id": "0b1d...", "client_status": "running"}]}]
 """
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import shown
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import allocations, shown
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
-
-
-def allocations(vol):
-    return [
-        dict(
-            id=a.get('ID'),
-            job_id=a.get('JobID'),
-            namespace=a.get('Namespace'),
-            task_group=a.get('TaskGroup'),
-            node_id=a.get('NodeID'),
-            client_status=a.get('ClientStatus'),
-        )
-        for a in vol.get('Allocations') or []
-    ]
 
 
 def read(module):

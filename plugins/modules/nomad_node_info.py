@@ -41,36 +41,15 @@ nodes:
   returned: always
   type: list
   elements: dict
-  sample: [{"id": "0b1d...", "name": "storage-2", "status": "ready", "eligible": true, "drain": false,
+  sample: [{"id": "0b1d...", "name": "storage-2", "status": "ready", "status_updated_at": 1795699200,
+            "eligible": true, "drain": false,
             "node_pool": "default", "datacenter": "dc1", "http_addr": "10.0.0.12:4646",
             "host_volume_plugins": {"mkdir": "0.0.1", "zfs-dataset": "0.2.0"},
             "host_volumes": {"pgdata": "6d0f7a5e-2c1b-4f7e-9a35-0c6a2f3b9e11"}}]
 """
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
-
-PLUGIN_ATTRIBUTE = 'plugins.host_volume.'
-
-
-def summary(node):
-    attributes = node.get('Attributes') or {}
-    plugins = dict(
-        (key[len(PLUGIN_ATTRIBUTE) : -len('.version')], value)
-        for key, value in attributes.items()
-        if key.startswith(PLUGIN_ATTRIBUTE) and key.endswith('.version')
-    )
-    return dict(
-        id=node['ID'],
-        name=node.get('Name'),
-        status=node.get('Status'),
-        eligible=node.get('SchedulingEligibility') == 'eligible',
-        drain=bool(node.get('DrainStrategy')),
-        node_pool=node.get('NodePool'),
-        datacenter=node.get('Datacenter'),
-        http_addr=node.get('HTTPAddr'),
-        host_volume_plugins=plugins,
-        host_volumes=dict((name, vol.get('ID') or '') for name, vol in (node.get('HostVolumes') or {}).items()),
-    )
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import summary
 
 
 def read(module):

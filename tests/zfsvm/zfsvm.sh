@@ -26,7 +26,7 @@ BACKUP_POOL=${ZFSVM_BACKUP_POOL:-backup}
 MEM=${ZFSVM_MEM:-3072}   # the ARC, a Nomad agent and democratic-csi's Node processes
 NOMAD_PORT=${ZFSVM_NOMAD_PORT:-4646}
 TOOLS_MOUNT=/opt/nzc
-PACKAGES=systemd-sysv,udev,openssh-server,python3,kmod,iproute2,ifupdown,isc-dhcp-client,sudo,nfs-kernel-server,procps
+PACKAGES=systemd-sysv,udev,openssh-server,python3,kmod,iproute2,ifupdown,isc-dhcp-client,sudo,nfs-kernel-server,procps,nftables
 
 log() { printf '[zfsvm] %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }

@@ -429,12 +429,50 @@ class Zfs:
         return parse_sources(self(argv, missing_ok=True)) or None
 
 
+def _proc_mountinfo():
+    for path in glob.glob('/proc/[0-9]*/mountinfo'):
+        try:
+            with open(path) as f:
+                yield path.split('/')[2], f.read()
+        except OSError:  # the process ended
+            continue
+
+
+def holders(dataset, mountinfo):
+    """The processes whose mount namespace still mounts the dataset: a task's, or the client's, not yet gone."""
+    found = []
+    for pid, text in mountinfo():
+        for line in text.splitlines():
+            fields = line.split(' - ', 1)[1].split() if ' - ' in line else []
+            if fields[:2] == ['zfs', dataset]:
+                found.append(pid)
+                break
+    return sorted(found, key=int)
+
+
+def free(dataset, zfs, mountinfo):
+    """Unmount the dataset, and make sure that no mount namespace holds it, before anything of it is destroyed:
+    zfs destroys snapshots one by one and the dataset last, and a busy dataset would survive without them (and its
+    standby without the snapshot it shares with it)."""
+    mountinfo = mountinfo or _proc_mountinfo
+    if str(os.getpid()) in holders(dataset, mountinfo):
+        zfs([ZFS, 'unmount', dataset])
+    held = holders(dataset, mountinfo)
+    if held:
+        zfs([ZFS, 'mount', dataset], missing_ok=True)
+        raise PluginError(
+            '%s is busy: the mount namespace of process(es) %s still mounts it (an allocation, or the client, not yet '
+            'gone), so nothing of it was destroyed; delete the volume again once they are gone'
+            % (dataset, ', '.join(held[:5]))
+        )
+
+
 def _missing(line):
     return line.endswith('dataset does not exist')
 
 
-def run(operation, env, conf_text, zfs, pull_targets=()):
-    """Do one operation; return what to print as JSON."""
+def run(operation, env, conf_text, zfs, pull_targets=(), mountinfo=None):
+    """Do one operation; return what to print as JSON. mountinfo() gives every process's mountinfo text."""
     if operation not in ('create', 'delete'):
         raise PluginError(
             'unknown operation %r; Nomad sends create or delete here (sh answers fingerprint)' % operation
@@ -447,8 +485,15 @@ def run(operation, env, conf_text, zfs, pull_targets=()):
         kept = kept_as_moved(request, current)
         if kept:
             say(kept)
-        for argv in plan_delete(request, current, snapshots):
-            zfs(argv)
+        commands = plan_delete(request, current, snapshots)
+        if commands:
+            free(dataset, zfs, mountinfo)
+        try:
+            for argv in commands:
+                zfs(argv)
+        except PluginError:
+            zfs([ZFS, 'mount', dataset], missing_ok=True)
+            raise
         return {}
     replica = replica_to_adopt(request, conf_text, parent, pull_targets)
     namespace_dataset, pool = dataset.rsplit('/', 1)[0], parent.split('/')[0]

@@ -1,6 +1,8 @@
 """The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
 
 import json
+import os
+import signal
 import subprocess
 import tempfile
 import urllib.error
@@ -101,6 +103,33 @@ class Stack(object):
                 timeout=1800,
                 check=False,
             )
+
+    def playbook_killed_at(self, path, task, extra=None):
+        """The playbook as playbook() runs it, killed (SIGKILL, with everything it started on this host) as soon as
+        it prints the start of the task named `task`, like an operator's machine that dies there; its output."""
+        with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
+            json.dump(extra or {}, extra_file)
+            extra_file.flush()
+            argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
+            proc = subprocess.Popen(
+                argv + ['-e', '@' + extra_file.name],
+                env=dict(self.base_env, **mitogen_env()),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+            )
+            out = []
+            for line in proc.stdout:
+                out.append(line)
+                if line.startswith('TASK [') and task in line:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    break
+            proc.wait(timeout=60)
+            text = ''.join(out)
+            assert proc.returncode == -signal.SIGKILL, 'the playbook ended before task %r:\n%s' % (task, text[-3000:])
+            return text
 
     def site(self, *flags, extra=None, mitogen=True):
         return self.playbook(REPO / 'playbooks' / 'site.yml', *flags, extra=extra, mitogen=mitogen)

@@ -1,7 +1,8 @@
 """A service job for the host volume tests: one exec task running a shell script with the volume at /data."""
 
 
-def host_volume_job(job_id, volume, script, sticky):
+def host_volume_job(job_id, volume, script, sticky, stop_on_client_after=None):
+    """stop_on_client_after, in seconds: the group's disconnect block, which a cut-off client obeys."""
     group = {
         'Name': 'g',
         'Count': 1,
@@ -26,4 +27,6 @@ def host_volume_job(job_id, volume, script, sticky):
             }
         ],
     }
+    if stop_on_client_after is not None:
+        group['Disconnect'] = {'StopOnClientAfter': stop_on_client_after * 1000000000}
     return {'Job': {'ID': job_id, 'Type': 'service', 'Datacenters': ['*'], 'TaskGroups': [group]}}

@@ -79,17 +79,51 @@ def start(vm):
     vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
 
 
-def lose(vm):
-    """Node B as a lost machine leaves it: the agent killed, and its tasks with it (they run in its cgroup parent,
-    outside the agent's unit). Its pool and mounts stay."""
+def task_pids(vm, alloc_id='*'):
+    """The processes of node B's tasks, or of one allocation's. The exec driver runs each task in a scope of its
+    own, <alloc>.<task>.scope under nomad.slice, outside the agent's unit and its cgroup parent; B's allocations are
+    the ones in its data dir."""
+    return vm.sh(
+        'for a in $(cd %s/alloc 2>/dev/null && ls -d %s); do find /sys/fs/cgroup -path "*/$a.*.scope/cgroup.procs" '
+        '-exec cat {} +; done' % (DATA_DIR, alloc_id)
+    ).stdout.split()
+
+
+def crash(vm):
+    """Node B's agent dies (SIGKILL); its tasks go on running, as a crashed client's do."""
     vm.sh('systemctl kill -s KILL %s' % UNIT, check=False)
-    vm.sh(
-        'find /sys/fs/cgroup/nzc-b.slice -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9',
-        check=False,
-    )
+
+
+def lose(vm):
+    """Node B as a machine that is powered off leaves it: the agent and its tasks killed. Its pool and mounts stay."""
+    crash(vm)
+    vm.sh('kill -9 %s' % ' '.join(task_pids(vm)), check=False)
+    assert task_pids(vm) == []
+
+
+# Node B's agent cut off from the server, still running: what it sends to the server's RPC port is dropped. It
+# matches the agent's sockets by the cgroup of its unit, so the stack's own agent is not cut off.
+CUT_OFF = (
+    """table inet nzc_cut_off {
+  chain out {
+    type filter hook output priority 0;
+    socket cgroupv2 level 2 "system.slice/%s.service" tcp dport 4647 drop
+  }
+}"""
+    % UNIT
+)
+
+
+def cut_off(vm):
+    vm.sh('nft -f - <<"EOF"\n%s\nEOF' % CUT_OFF)
+
+
+def reconnect(vm):
+    vm.sh('nft delete table inet nzc_cut_off', check=False)
 
 
 def stop(vm):
+    reconnect(vm)
     vm.sh('systemctl stop %s 2>/dev/null; systemctl reset-failed %s 2>/dev/null' % (UNIT, UNIT), check=False)
     vm.sh(
         "awk -v d=%s/ 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l; "

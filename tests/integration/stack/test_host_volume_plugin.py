@@ -2,6 +2,7 @@
 through nomad_host_volume, on real OpenZFS."""
 
 import json
+import re
 import shlex
 
 import pytest
@@ -169,13 +170,21 @@ def test_each_namespace_has_its_own_dataset_under_the_parent(stack):
     assert stack.vm.zfs('list', dataset('t-hv-in-ns', 't-hv-ns'), check=False).returncode == 1
 
 
-def test_create_parent_makes_a_parent_whose_ancestors_are_missing(stack, vm):
-    """host_volume_plugin_create_parent makes tank/t-deep/a/volumes although tank/t-deep does not exist (zfs create
-    -p); the role is then run again with the stack's parent, which the plugin's configuration names once more."""
+def test_the_parent_changes_only_with_no_volume_left_behind_and_is_made_with_its_ancestors(stack, vm, host_volume):
+    """A new parent while a volume is under the old one is refused, since the agent would make the volume anew,
+    empty, under the new one. With none left, host_volume_plugin_create_parent makes tank/t-deep/a/volumes although
+    tank/t-deep does not exist (zfs create -p); the role is then run again with the stack's parent, which the
+    plugin's configuration names once more."""
     deep = 't-deep/a/volumes'
     playbook = STACK / 'host_volume_plugin_only.yml'
     # site.yml's nomad_access play hands the role this token; alone, it gets it here.
     token = {'host_volume_plugin_nomad_token': stack.secret('host-volume-operator')}
+    assert host_volume('t-hv-stay')['changed']
+    kept = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
+    assert kept.returncode != 0 and 'holds the volumes %s. At its next start' % dataset('t-hv-stay') in kept.stdout
+    assert re.search(r'^zfsvm\s+: ok=\d+\s+changed=0\s', kept.stdout, re.M), kept.stdout[-2000:]
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HV_PARENT
+    assert stack.module('nomad_host_volume', {'name': 't-hv-stay', 'state': 'deleted'})['rc'] == 0
     try:
         made = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
         assert changed(made)['zfsvm'] > 0

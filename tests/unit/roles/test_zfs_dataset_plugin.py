@@ -85,8 +85,8 @@ class MemoryZfs(plugin.Zfs):
                 self.datasets[moved], self.sources[moved] = self.datasets.pop(name), self.sources.pop(name)
                 if 'mountpoint' not in self.sources[moved]:  # inherited: from the new parent now
                     self.datasets[moved]['mountpoint'] = '/' + moved
-        elif verb == 'mount':
-            self.datasets[target]['mounted'] = 'yes'
+        elif verb in ('mount', 'unmount'):
+            self.datasets[target]['mounted'] = 'yes' if verb == 'mount' else 'no'
         elif verb == 'destroy':
             del self.datasets[target]
         return subprocess.CompletedProcess(argv, 0, '', '')
@@ -296,6 +296,41 @@ def test_delete_takes_the_collections_own_snapshots_with_it_and_still_refuses_ot
     with pytest.raises(plugin.PluginError, match=r'has 1 snapshot\(s\) \(%s@before-upgrade\)' % DATASET):
         run(zfs, 'delete')
     assert zfs.commands == []
+
+
+def mountinfo_of(zfs, *elsewhere):
+    """/proc/<pid>/mountinfo as the plugin reads it: its own namespace mounts the volume while zfs says mounted,
+    and each pid of elsewhere (a task's namespace, in a bind mount) holds it too."""
+    line = '512 30 0:77 / /%s rw,relatime shared:280 - zfs %s rw,xattr,posixacl,casesensitive\n' % (DATASET, DATASET)
+    bind = '903 870 0:77 / /data rw,relatime master:280 - zfs %s rw,xattr,posixacl,casesensitive\n' % DATASET
+
+    def read():
+        mounted = DATASET in zfs.datasets and zfs.datasets[DATASET]['mounted'] == 'yes'
+        return [(str(os.getpid()), line if mounted else ''), ('1', 'unrelated - ext4 /dev/vda1 rw\n')] + [
+            (pid, bind) for pid in elsewhere
+        ]
+
+    return read
+
+
+def test_delete_unmounts_first_and_destroys_nothing_while_a_task_still_mounts_it():
+    zfs = MemoryZfs('tank/nomad/volumes')
+    run(zfs)
+    zfs.datasets[DATASET]['mounted'] = 'yes'
+    zfs.add(DATASET + '@autosnap_2026-11-25_09:00:00_hourly')
+    del zfs.commands[:]
+    with pytest.raises(plugin.PluginError, match=r'%s is busy: .* process\(es\) 4242 still mounts it' % DATASET):
+        plugin.run('delete', request_env(), CONF, zfs, mountinfo=mountinfo_of(zfs, '4242'))
+    # Unmounted to see whether anyone else holds it, and mounted again: nothing destroyed, no snapshot lost.
+    assert zfs.commands == [['unmount', DATASET], ['mount', DATASET]]
+    assert DATASET + '@autosnap_2026-11-25_09:00:00_hourly' in zfs.datasets
+    del zfs.commands[:]
+    assert plugin.run('delete', request_env(), CONF, zfs, mountinfo=mountinfo_of(zfs)) == {}
+    assert zfs.commands == [
+        ['unmount', DATASET],
+        ['destroy', DATASET + '@autosnap_2026-11-25_09:00:00_hourly'],
+        ['destroy', DATASET],
+    ]
 
 
 def test_no_command_ever_recurses():

@@ -68,6 +68,13 @@ def test_a_raised_capacity_is_an_update_by_id_and_check_mode_predicts_it(run_mai
     assert made['volume'] == checked['volume']
 
 
+def test_a_moved_volume_is_unchanged_by_its_declaration_without_adopt_replica(run_main, nomad):
+    # The move created it with adopt_replica, which Nomad keeps; the declaration, run again, names none.
+    nomad.objects['volume/host/' + VOLUME_ID] = dict(READY, Parameters=dict(ARGS['parameters'], adopt_replica='h/p'))
+    again = run_main(nomad_host_volume, ARGS, check=True, diff=True)
+    assert again['changed'] is False and again['changed_fields'] == [] and nomad.writes() == []
+
+
 def test_a_shrink_below_the_provisioned_size_is_refused_before_any_write(run_main, nomad):
     nomad.objects['volume/host/' + VOLUME_ID] = dict(READY, CapacityBytes=1 << 20)
     failed = run_main(nomad_host_volume, dict(ARGS, capacity_max='512K'))

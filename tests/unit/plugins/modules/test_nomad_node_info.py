@@ -31,6 +31,7 @@ def test_a_node_by_name_with_its_plugins_and_volumes(run_main, monkeypatch):
         'id': 'n2',
         'name': 'nzc-b',
         'status': 'ready',
+        'status_updated_at': 0,
         'eligible': True,
         'drain': False,
         'node_pool': 'default',

@@ -1,8 +1,8 @@
 """`sticky = true` keeps a rescheduled allocation on its dynamic host volume, and its data with it.
 
-Sticky only means something where two nodes hold a volume of the same name. So the test joins a second,
-client-only agent in the VM to the stack's server (node_b.py: its own ports, data dir, plugin directory and pool),
-and the zfs-dataset plugin makes a volume `t-sticky` on each node: in tank on the stack's node, in pool nodeb on
+Sticky only means something where two nodes hold a volume of the same name. So the test uses the package's
+second, client-only agent in the VM (node_b.py: its own ports, data dir, plugin directory and pool), and the
+zfs-dataset plugin makes a volume `t-sticky` on each node: in tank on the stack's node, in pool nodeb on
 the other, each plugin reading the parent beside it. Then, with the first allocation's node made ineligible and
 the allocation stopped, a job without sticky moves to the other node's volume, and a sticky one waits for its own
 and finds its file there.
@@ -16,7 +16,6 @@ import pytest
 from conftest import HOST_VOLUMES
 from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as NODE_B_VOLUMES
-from node_b import node_b
 from zfsvm_client import wait_until
 
 # The first allocation leaves its ID in the volume; a later one prints what it finds there.
@@ -52,34 +51,32 @@ def tolerant(call, *args):
 
 
 @pytest.fixture(scope='module')
-def two_nodes(stack):
-    """The stack's node and node nzc-b, each with a zfs-dataset host volume t-sticky in its own pool.
+def sticky_volumes(stack, two_nodes):
+    """A zfs-dataset host volume t-sticky on each node, in its own pool.
 
     Both through nomad_host_volume, which tells same-named volumes apart by node_id. Yields node ID to volume ID.
     """
-    [stack_node] = stack.get('/v1/nodes')
-    with node_b(stack) as other:
-        volumes = {}
-        try:
-            for node in (stack_node, other):
-                made = stack.module(
-                    'nomad_host_volume',
-                    {'name': 't-sticky', 'node_id': node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'},
-                )
-                assert made['rc'] == 0, made
-                volumes[node['ID']] = made['volume']['id']
-            assert made['volume']['host_path'] == '/%s/default/t-sticky' % NODE_B_VOLUMES, made
-            yield volumes
-        finally:
-            deleted = [
-                stack.module('nomad_host_volume', {'name': 't-sticky', 'node_id': node_id, 'state': 'deleted'})
-                for node_id in volumes
-            ]
+    volumes = {}
+    try:
+        for node in two_nodes:
+            made = stack.module(
+                'nomad_host_volume',
+                {'name': 't-sticky', 'node_id': node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'},
+            )
+            assert made['rc'] == 0, made
+            volumes[node['ID']] = made['volume']['id']
+        assert made['volume']['host_path'] == '/%s/default/t-sticky' % NODE_B_VOLUMES, made
+        yield volumes
+    finally:
+        deleted = [
+            stack.module('nomad_host_volume', {'name': 't-sticky', 'node_id': node_id, 'state': 'deleted'})
+            for node_id in volumes
+        ]
     assert all(result['rc'] == 0 for result in deleted), deleted
 
 
 @pytest.fixture
-def sticky_job(stack, two_nodes):
+def sticky_job(stack, sticky_volumes):
     """Both volumes empty; afterwards job t-sticky stopped, then purged (which drops its sticky claim), and both
     nodes eligible again."""
     stack.vm.sh('rm -f /%s/default/t-sticky/first /%s/default/t-sticky/first' % (HOST_VOLUMES, NODE_B_VOLUMES))
@@ -87,7 +84,7 @@ def sticky_job(stack, two_nodes):
     tolerant(stack.api, 'DELETE', '/v1/job/t-sticky')
     tolerant(wait, 'the job stopped', lambda: all_stopped(stack), 120)  # a mounted volume is busy
     tolerant(stack.api, 'DELETE', '/v1/job/t-sticky?purge=true')
-    for node_id in two_nodes:
+    for node_id in sticky_volumes:
         tolerant(set_eligibility, stack, node_id, 'eligible')
 
 
@@ -137,14 +134,14 @@ def evaluated(stack, eval_id):
 
 
 @pytest.mark.parametrize('sticky', [False, True], ids=['without-sticky', 'sticky'])
-def test_a_replacement_keeps_to_its_volume_only_when_sticky(stack, two_nodes, sticky_job, sticky):
+def test_a_replacement_keeps_to_its_volume_only_when_sticky(stack, sticky_volumes, sticky_job, sticky):
     stack.api('PUT', '/v1/jobs', host_volume_job('t-sticky', 't-sticky', SCRIPT, sticky))
     explain = functools.partial(scheduling, stack)
     first = wait('a running allocation', lambda: running(stack), explain=explain)
     assert first_line(stack, first) == first['ID']
-    [other_node] = [node for node in two_nodes if node != first['NodeID']]
+    [other_node] = [node for node in sticky_volumes if node != first['NodeID']]
     # Nomad records a sticky volume as the task group's claim on that volume's ID.
-    assert claims(stack) == ([two_nodes[first['NodeID']]] if sticky else [])
+    assert claims(stack) == ([sticky_volumes[first['NodeID']]] if sticky else [])
     # Moved while its deployment runs, the allocation can lose its replacement: the deployment's own evaluation
     # then completes without a failed placement, and Nomad drops the blocked one (seen in CI, stop 21).
     wait('the deployment successful', lambda: deployment_status(stack) == 'successful', explain=explain)

@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
+"""A planned move's journal: where it stands, kept in a Nomad Variable of the volume's namespace, so that it
+survives the operator's machine and both nodes' agents. Run again, the move goes on from there; aborted early
+enough, everything goes back to the source.
+
+Nothing here is inferred from live allocations: the jobs to run again are the ones the journal says were stopped.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+
+# The steps of a planned move, in order. Each is done again safely when a run stopped inside it.
+STEPS = ('stop', 'send', 'delete', 'create', 'start', 'turnaround')
+# Until the volume leaves the source in Nomad, the source still has everything: an abort puts it back.
+ABORTABLE = ('stop', 'send')
+
+
+def journal_path(name):
+    return 'nomad-zfs-csi/moves/%s' % name
+
+
+def record(p, plan, now):
+    """The journal a new move starts with, before its first change: the variable's items (strings)."""
+    return dict(
+        to=p['to'],
+        source_node=plan['source']['name'],
+        source_node_id=plan['source']['id'],
+        volume=json.dumps(plan['volume'], sort_keys=True),
+        jobs=json.dumps(plan['jobs']),
+        data=json.dumps(plan['data'], sort_keys=True),
+        started=str(int(now)),
+        done='',
+    )
+
+
+def done_steps(items):
+    return [step for step in items.get('done', '').split(',') if step in STEPS]
+
+
+def with_step(items, step):
+    """The journal once step is done."""
+    done = done_steps(items)
+    return dict(items, done=','.join(done + [step] if step not in done else done))
+
+
+def _refuse(message):
+    raise PlanError(message + ' Nothing was changed.')
+
+
+def resume(p, items, volumes, target):
+    """Where a journaled move stands, from its journal and what Nomad holds now: the steps left (or, with abort,
+    the steps that undo it), the volume as it was on the source, the jobs it stopped and its datasets.
+
+    volumes are Nomad's reads of the volumes of that name; target is Nomad's read of node p['to'].
+    """
+    if items.get('to') != p['to']:
+        _refuse(
+            'A move of %s to %s is under way (done: %s); run it again with -e to=%s to finish it, or with '
+            '-e abort=true to give it up.' % (p['name'], items.get('to'), ', '.join(done_steps(items)) or 'nothing',
+                                              items.get('to'))
+        )  # fmt: skip
+    vol = json.loads(items['volume'])
+    done = done_steps(items)
+    on_source = [v for v in volumes if v.get('ID') == vol['id']]
+    on_target = [v for v in volumes if target and v.get('NodeID') == target.get('ID')]
+    # What Nomad shows outranks the journal: a run stopped between a change and its record made the change.
+    if not on_source:
+        done = sorted(set(done) | set(('stop', 'send', 'delete')), key=STEPS.index)
+    if on_target:
+        done = sorted(set(done) | set(('stop', 'send', 'delete', 'create')), key=STEPS.index)
+    left = [step for step in STEPS if step not in done]
+    if p.get('abort'):
+        if 'delete' in done:
+            _refuse(
+                'The move of %s to %s can no longer be given up: the volume left %s in Nomad (done: %s), and its jobs '
+                'may have written on %s. Run it again without abort to finish it.'
+                % (p['name'], p['to'], items.get('source_node'), ', '.join(done), p['to'])
+            )
+        # Marks a stopped send may have set are dropped again, whatever the journal recorded.
+        left = ['unmark', 'start']
+    return dict(
+        volume=vol,
+        jobs=json.loads(items['jobs']),
+        data=json.loads(items['data']),
+        source_node_id=items.get('source_node_id'),
+        steps=left,
+        done=done,
+        started=int(items.get('started') or 0),
+    )

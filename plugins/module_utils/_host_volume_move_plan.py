@@ -1,0 +1,418 @@
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
+"""The Nomad side of a host volume's move or failover, decided without calling Nomad: which volume and nodes take
+part, what keeps the volume from moving, and, for a failover, whether the lost node can still write to it.
+
+Every refusal names the way out and ends the run before any change.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import (
+    STEPS,
+    journal_path,
+    record,
+    resume,
+    with_step,
+)
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import MARK, MOVE_SNAPSHOT, MOVED
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import allocations, shown
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import summary
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+
+NANOSECONDS = 1000000000
+# What the client reported last: the allocation ended there, and its tasks with it. Any other status (running,
+# pending, unknown, and lost, which the server sets on its own) may still have live tasks on the node.
+ENDED_ON_CLIENT = ('complete', 'failed')
+
+
+def _refuse(message):
+    raise PlanError(message + ' Nothing was changed.')
+
+
+def _chosen(p, volumes, nodes):
+    """The volume, its node and the target, or the refusal of an unknown or ambiguous one."""
+    if not volumes:
+        _refuse(
+            'Nomad has no host volume %s in namespace %s; name a volume of `nomad volume status -type host '
+            '-namespace %s`.' % (p['name'], p['namespace'], p['namespace'])
+        )
+    if len(volumes) > 1:
+        _refuse(
+            '%s is on several nodes; a move takes one volume, and the target must not hold one of that name.'
+            % p['name']
+        )
+    vol = volumes[0]
+    by_id = dict((n['ID'], n) for n in nodes)
+    target = [n for n in nodes if n.get('Name') == p['to']]
+    if not target:
+        _refuse(
+            'Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(n.get('Name', '') for n in nodes)))
+        )
+    return vol, by_id.get(vol.get('NodeID')), target[0]
+
+
+def _target_refusal(p, vol, source, target):
+    t = summary(target)
+    if source and source['ID'] == target['ID']:
+        return '%s is already on %s.' % (p['name'], p['to'])
+    if vol.get('PluginID') not in t['host_volume_plugins']:
+        return (
+            'Node %s does not report host volume plugin %s (plugins.host_volume.%s.version); run the '
+            'host_volume_plugin role for it, with host_volume_plugin_replica_parent.'
+            % (p['to'], vol.get('PluginID'), vol.get('PluginID'))
+        )
+    if not (t['status'] == 'ready' and t['eligible'] and not t['drain']):
+        return 'Node %s is %s, %s%s; the jobs could not run there. Make it ready and eligible first.' % (
+            p['to'],
+            t['status'],
+            'eligible' if t['eligible'] else 'ineligible',
+            ', draining' if t['drain'] else '',
+        )
+    return None
+
+
+def _source_refusal(p, vol, source):
+    status = source.get('Status') if source else 'gone'
+    name = source.get('Name') if source else vol.get('NodeID')
+    if not p['failover'] and status != 'ready':
+        return (
+            "The volume's node %s is %s: a planned move needs it to send the last change. If it is lost, fail over "
+            'instead (playbooks/failover_host_volume.yml).' % (name, status)
+        )
+    if p['failover'] and status == 'ready':
+        return (
+            "The volume's node %s is ready: move the volume with playbooks/move_host_volume.yml, which sends the last "
+            'change and loses nothing. A failover is for a node that is down.' % name
+        )
+    in_use = allocations(vol)
+    if in_use and not (p['stop_jobs'] or p['failover']):
+        return (
+            '%s is in use by %s (allocations %s); set stop_jobs=true to stop them for the move and run them again '
+            'on %s.'
+            % (
+                p['name'],
+                ', '.join(sorted(set(a['job_id'] for a in in_use))),
+                ', '.join(a['id'][:8] for a in in_use),
+                p['to'],
+            )
+        )
+    return None
+
+
+def claims_on_node(name, allocations, ended=False):
+    """The allocations on the lost node whose group mounts host volume `name`, as the node's client knows them
+    (the job version each runs, not the job's latest), with each group's stop_on_client_after in seconds or None.
+    Those that ended on the client are left out, unless ended.
+    """
+    found = []
+    for alloc in allocations:
+        if alloc.get('ClientStatus') in ENDED_ON_CLIENT and not ended:
+            continue
+        groups = [
+            g for g in (alloc.get('Job') or {}).get('TaskGroups') or [] if g.get('Name') == alloc.get('TaskGroup')
+        ]
+        group = groups[0] if groups else {}
+        mounts = [
+            v for v in (group.get('Volumes') or {}).values() if v.get('Type') == 'host' and v.get('Source') == name
+        ]
+        if not mounts:
+            continue
+        after = (group.get('Disconnect') or {}).get('StopOnClientAfter')
+        found.append(
+            dict(
+                id=alloc.get('ID', ''),
+                job_id=alloc.get('JobID', ''),
+                task_group=alloc.get('TaskGroup', ''),
+                client_status=alloc.get('ClientStatus', ''),
+                stop_on_client_after=None if after is None else after // NANOSECONDS,
+            )
+        )
+    return found
+
+
+def fence(p, source, allocations, now):
+    """How the lost node is known to write no more, or the refusal that names both ways to make it so.
+
+    A disconnected node is never fenced: Nomad may reconnect its allocations (disconnect.lost_after) and keep them
+    over the replacements. A down node is fenced when the operator says so (powered off or cut off), or when every
+    allocation there that mounts the volume stops itself: its group's disconnect.stop_on_client_after has passed
+    twice over since the node went down (the client checks on a timer of that period, measured from its last
+    heartbeat, which is before the server marked it down), plus the margin for its tasks' kill_timeout and for
+    clock skew. Only a client agent that still runs stops them: one that crashed leaves its tasks running.
+    """
+    status, name = source.get('Status'), source.get('Name')
+    if status == 'disconnected':
+        _refuse(
+            'Node %s is disconnected: Nomad may reconnect its allocations, which may still be writing to %s. Wait '
+            "until Nomad marks it down (its groups' disconnect.lost_after), then fail over." % (name, p['name'])
+        )
+    if status == 'gone' and p['fenced']:
+        return dict(how='fenced', claims=[])
+    if status != 'down':
+        _refuse(
+            'Node %s is %s, not down; a failover is for a node that Nomad marked down%s.'
+            % (name, status, ', or one it no longer knows that is fenced (-e fenced=true)' if status == 'gone' else '')
+        )
+    if p['fenced']:
+        return dict(how='fenced', claims=claims_on_node(p['name'], allocations))
+    down_for = max(0, int(now) - int(source.get('StatusUpdatedAt') or now))
+    claims = claims_on_node(p['name'], allocations)
+    unguarded = [c for c in claims if c['stop_on_client_after'] is None]
+    needed = 2 * max([c['stop_on_client_after'] or 0 for c in claims] or [0]) + p['fence_margin']
+    ways_out = (
+        'Fence the node (power it off, or cut it off from its disks and network) and run again with -e fenced=true, '
+        'or give every group that mounts the volume disconnect { stop_on_client_after = "<duration>" } so that a '
+        'cut-off client stops its tasks itself.'
+    )
+    if not claims:
+        ended = claims_on_node(p['name'], allocations, ended=True)
+        _refuse(
+            'Nomad lists no allocation on node %s that mounts %s and may still run (%s), so nothing says that none '
+            'still runs there. %s'
+            % (
+                name,
+                p['name'],
+                ', '.join('%s %s' % (c['id'][:8], c['client_status']) for c in ended[:5])
+                or 'none of its %d; they may have been collected' % len(allocations),
+                ways_out,
+            )
+        )
+    if unguarded:
+        _refuse(
+            'Node %s is down, but its allocations %s (%s) may still be writing to %s: an agent that crashed or is cut '
+            'off leaves its tasks running, and their groups have no disconnect.stop_on_client_after. %s'
+            % (
+                name,
+                ', '.join(c['id'][:8] for c in unguarded),
+                ', '.join(sorted(set('%s.%s' % (c['job_id'], c['task_group']) for c in unguarded))),
+                p['name'],
+                ways_out,
+            )
+        )
+    if down_for < needed:
+        _refuse(
+            'Node %s has been down %d s; its allocations %s stop themselves after stop_on_client_after, if its agent '
+            'still runs, which is certain %d s after it went down (twice the longest, %d s, plus fence_margin). Run '
+            'again in %d s, or fence the node and run again with -e fenced=true.'
+            % (
+                name,
+                down_for,
+                ', '.join(c['id'][:8] for c in claims),
+                needed,
+                needed - p['fence_margin'],
+                needed - down_for,
+            )
+        )
+    return dict(how='stop_on_client_after', claims=claims, down_seconds=down_for, needed_seconds=needed)
+
+
+def _newest_before_the_move(snapshots):
+    """The newest snapshot taken before a move began: a move's own final snapshot is sent by the move."""
+    kept = [snap for snap in snapshots if '@' + MOVE_SNAPSHOT not in snap['name']]
+    return kept[-1] if kept else None
+
+
+def _back_pulls(source_read, target_parent):
+    """The source's pulls of the target's parent into its replica parent: where replication turns around."""
+    return [
+        dict(
+            instance=pull['instance'],
+            replica=pull['replica']['name'],
+            namespace_replica_exists=pull['namespace_replica_exists'],
+        )
+        for pull in (source_read or {}).get('pulls') or []
+        if pull['parent'] == target_parent
+    ]
+
+
+def plan_data(p, vol, source, target, source_read, target_read, now=0):
+    """The datasets the move takes part with, from both nodes' zfs_host_volume_info reads (none of the lost node's
+    in a failover), or the refusal of what keeps the data from moving."""
+    where = '%s/%s' % (p['namespace'], p['name'])
+    dataset = (source_read or {}).get('dataset') or {}
+    # A move takes the replica pulled from the source's parent; a failover, whichever pull keeps one.
+    pulls = [
+        pull
+        for pull in target_read['pulls']
+        if pull['replica']['exists'] and (not source_read or pull['parent'] == source_read['parent'])
+    ]
+    replicas = [dict(pull['replica'], pull=pull['instance'], host=pull['host'], source_parent=pull['parent'],
+                     adopt=pull['adopt']) for pull in pulls]  # fmt: skip
+    described = dataset.get('name') or 'volume %s' % where
+    if not p['failover']:
+        if not dataset.get('exists'):
+            _refuse('Node %s has no dataset %s.' % (source['name'], described))
+        if dataset.get('mark') != vol['id']:
+            _refuse("%s is not volume %s's dataset (its %s is %s)." % (described, vol['id'], MARK, dataset.get('mark')))
+        if dataset.get('type') != 'filesystem':
+            _refuse('%s is a %s; only a filesystem moves.' % (described, dataset.get('type')))
+        if dataset.get('moved_to') not in (None, p['to']):
+            _refuse(
+                '%s is marked as moved to %s; clear the mark (zfs inherit %s) only if that move was given up.'
+                % (described, dataset['moved_to'], MOVED)
+            )
+    if not target_read['replica_parent']:
+        _refuse(
+            "Node %s's plugin has no replica parent to adopt from; run the host_volume_plugin role for it with "
+            'host_volume_plugin_replica_parent (its zfs_replication_replica_parent).' % p['to']
+        )
+    if not replicas:
+        _refuse(
+            'Node %s has no replica of %s under %s; have the zfs_replication role there pull %s (zfs_replication_pulls '
+            'with replica_parent), and let the pull run once.'
+            % (
+                p['to'],
+                described,
+                target_read['replica_parent'],
+                '%s from %s' % (source_read['parent'], source['name']) if source_read else "the lost node's parent",
+            )
+        )
+    if len(replicas) > 1:
+        _refuse(
+            'Node %s has several replicas of %s (%s); keep the one its pull keeps current.'
+            % (p['to'], described, ', '.join(r['name'] for r in replicas))
+        )
+    replica = replicas[0]
+    newest = _newest_before_the_move(dataset.get('snapshots') or [])
+    if not p['failover'] and newest and newest['guid'] not in [s['guid'] for s in replica['snapshots']]:
+        _refuse(
+            "The replica %s is older than the source's newest snapshot %s: finish that send first (systemctl start "
+            'zfs-replication-pull@%s.service on the host of %s), then move.'
+            % (replica['name'], newest['name'], replica['pull'], p['to'])
+        )
+    source_parent = source_read['parent'] if source_read else replica['source_parent']
+    back = _back_pulls(source_read, target_read['parent'])
+    return dict(
+        dataset='%s/%s' % (source_parent, where),
+        # The move's final snapshot, named for when the move was planned.
+        final='%s/%s@%s%s'
+        % (source_parent, where, MOVE_SNAPSHOT, time.strftime('%Y-%m-%d_%H:%M:%S', time.gmtime(now))),
+        source_parent=source_parent,
+        target_parent=target_read['parent'],
+        replica=replica['name'],
+        replica_snapshots=replica['snapshots'],
+        pull=replica['pull'],
+        replica_host=replica['host'],
+        adopt=replica['adopt'],
+        # Replication turns around through the one pull of the target's parent into the source's replica parent.
+        back_pull=back[0] if len(back) == 1 else None,
+        back_pulls=len(back),
+        dataset_exists=bool(dataset.get('exists')),
+        source_replica_parent=(source_read or {}).get('replica_parent', ''),
+    )
+
+
+def _journaled(result, p, now):
+    """The journal a new move writes before its first change, and what it holds after each step."""
+    items = record(p, result, now)
+    after = {}
+    for step in result['steps']:
+        items = with_step(items, step)
+        after[step] = items
+    return dict(result, journal_path=journal_path(p['name']), journal=record(p, result, now), journal_after=after)
+
+
+def _plan_resumed(p, journal, volumes, nodes, now):
+    """A move its journal says is under way: the steps left, from the journal and what Nomad holds now."""
+    by_name = dict((n.get('Name'), n) for n in nodes)
+    target = by_name.get(p['to'])
+    r = resume(p, journal, volumes, target)
+    source = dict((n['ID'], n) for n in nodes).get(r['source_node_id'])
+    if target is None:
+        _refuse('Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(by_name))))
+    refusal = _target_refusal(p, {'PluginID': r['volume']['plugin_id']}, None, target)
+    if (
+        not refusal
+        and (source or {}).get('Status') != 'ready'
+        and set(r['steps']) & set(('send', 'unmark', 'turnaround'))
+    ):
+        refusal = (
+            "The volume's node %s is %s: the move needs it for its next steps (%s). Start it again, then run the move "
+            'again.' % (journal.get('source_node'), (source or {}).get('Status', 'gone'), ', '.join(r['steps']))
+        )
+    if refusal:
+        _refuse(refusal)
+    data = r['data']
+    if p.get('source_read'):
+        # Fresh reads of what a stopped turnaround may have changed.
+        back = _back_pulls(p['source_read'], data['target_parent'])
+        data = dict(
+            data,
+            back_pull=back[0] if len(back) == 1 else None,
+            back_pulls=len(back),
+            dataset_exists=bool((p['source_read'].get('dataset') or {}).get('exists')),
+        )
+    result = dict(
+        volume=dict(r['volume'], allocations=[]),
+        source=summary(source)
+        if source
+        else dict(id=r['source_node_id'], name=journal.get('source_node'), status='gone'),
+        target=summary(target),
+        jobs=r['jobs'],
+        steps=r['steps'],
+        done=r['done'],
+        resumed=True,
+        aborted=bool(p.get('abort')),
+        started=r['started'],
+        data=data,
+    )
+    # The journal as Nomad shows it now: a change made before a run stopped is recorded with the next step.
+    after, items = {}, dict(journal, done=','.join(r['done']))
+    for step in [] if p.get('abort') else result['steps']:
+        items = with_step(items, step)
+        after[step] = items
+    return dict(result, journal_path=journal_path(p['name']), journal=journal, journal_after=after)
+
+
+def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
+    # type: (dict, list, list, list, float, dict | None) -> dict
+    """Who takes part in the move (or failover) p asks for, from Nomad's reads: the volumes of that name (each
+    read whole), the nodes (each read whole), for a failover the allocations on the volume's node, and for a move
+    the items of its journal, when one is under way.
+    """
+    if p['fence_margin'] < 0:
+        raise PlanError('fence_margin is %d; give 0 or more seconds.' % p['fence_margin'])
+    if journal and not p['failover']:
+        return _plan_resumed(p, journal, volumes, nodes, now)
+    if p.get('abort'):
+        _refuse('No move of %s is under way (Nomad has no variable %s); there is nothing to give up.'
+                % (p['name'], journal_path(p['name'])))  # fmt: skip
+    vol, source, target = _chosen(p, volumes, nodes)
+    if not p['failover'] and source and source['ID'] == target['ID']:
+        # Run again after it finished: nothing is left to do.
+        return dict(
+            volume=dict(shown(vol), allocations=allocations(vol)),
+            source=summary(source),
+            target=summary(target),
+            jobs=[],
+            steps=[],
+            resumed=False,
+        )
+    refusal = _target_refusal(p, vol, source, target) or _source_refusal(p, vol, source)
+    if refusal:
+        _refuse(refusal)
+    result = dict(
+        volume=dict(shown(vol), allocations=allocations(vol)),
+        source=summary(source) if source else dict(id=vol.get('NodeID'), name='', status='gone'),
+        target=summary(target),
+        # A failover stops no job: Nomad places the lost node's allocations again once the volume is back.
+        jobs=[] if p['failover'] else sorted(set(a['job_id'] for a in allocations(vol))),
+        steps=['failover'] if p['failover'] else list(STEPS),
+        resumed=False,
+    )
+    if p['failover']:
+        result['fence'] = fence(p, source or {'Name': vol.get('NodeID'), 'Status': 'gone'}, node_allocations, now)
+    if p.get('target_read'):
+        result['data'] = plan_data(
+            p, result['volume'], result['source'], result['target'], p.get('source_read'), p['target_read'], now
+        )
+        if not p['failover']:
+            result = _journaled(result, p, now)
+    return result

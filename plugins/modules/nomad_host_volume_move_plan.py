@@ -1,0 +1,221 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nomad_host_volume_move_plan
+short_description: Decide, from Nomad, whether a dynamic host volume can move or fail over to another node
+version_added: 0.2.0
+description:
+  - Reads the host volume O(name), the nodes and, for a failover, the allocations on the volume's node, and says which
+    volume and nodes take part and which jobs a move stops; or fails, naming the way out, where the volume cannot
+    move. It changes nothing. The M(nomad_zfs.csi.nomad_host_volume) and M(nomad_zfs.csi.nomad_job) calls of the
+    C(nomad_zfs.csi.host_volume_move) role follow it.
+  - A planned move keeps a journal, the Nomad Variable C(nomad-zfs-csi/moves/<name>) in O(namespace). It holds the
+    volume as it was, the jobs it stopped, its datasets and the steps done. When one is under way this module reads it and
+    returns the steps left (RV(steps)), from the journal and what Nomad holds now; with O(abort), the steps that put
+    everything back on the source, which it refuses once the volume has left the source in Nomad.
+  - A move run again after it finished finds the volume on O(to) and returns no step.
+  - It refuses an unknown or ambiguous volume or node; a target that is not ready and eligible, or lacks the volume's
+    plugin; for a move, a source node that is not ready, and a volume in use unless O(stop_jobs).
+  - For a failover (O(failover)) it refuses a ready node (move instead) and a C(disconnected) one, whose allocations
+    Nomad may reconnect. A C(down) node may still run its tasks, since a client agent that crashed or is cut off from
+    the servers leaves them running, so it is accepted only when fenced, in one of two ways.
+    The operator says it is (O(fenced)), having powered it off or cut it off from its disks and network.
+    Or every allocation on it that mounts the volume belongs to a group with C(disconnect { stop_on_client_after })
+    and the node has been down for twice the longest such duration plus O(fence_margin) seconds, after which a
+    client agent that still runs has stopped them.
+author:
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
+extends_documentation_fragment:
+  - nomad_zfs.csi.attributes.info_module
+  - nomad_zfs.csi.nomad
+options:
+  name:
+    description: The host volume, in O(namespace).
+    type: str
+    required: true
+  to:
+    description: The name of the node the volume moves to.
+    type: str
+    required: true
+  failover:
+    description: The volume's node is lost; the volume comes up on O(to) from its replica, without the last change.
+    type: bool
+    default: false
+  stop_jobs:
+    description: A move may stop the jobs that use the volume (they are returned as RV(jobs)).
+    type: bool
+    default: false
+  fenced:
+    description:
+      - For a failover, the operator's word that the lost node can no longer write to the volume (powered off, or
+        cut off from its disks and network). Its allocations may otherwise still be writing to the node's copy.
+    type: bool
+    default: false
+  fence_margin:
+    description:
+      - Seconds added to twice the longest C(stop_on_client_after) before a down node counts as fenced by it, for
+        its tasks' C(kill_timeout) and the clock skew between this host and the Nomad servers.
+    type: int
+    default: 30
+  abort:
+    description:
+      - Give up the planned move under way, with the steps that unmark the source and run its jobs again. Refused once
+        the volume has left the source in Nomad, and where no move is under way.
+    type: bool
+    default: false
+  source_read:
+    description:
+      - What M(nomad_zfs.csi.zfs_host_volume_info) read on the volume's node; none for a failover, which reads
+        nothing on the lost node.
+    type: dict
+  target_read:
+    description:
+      - What M(nomad_zfs.csi.zfs_host_volume_info) read on O(to). With it the datasets are checked too, and RV(data)
+        names them. It refuses a source dataset that is missing, not the volume's (its mark), not a filesystem, or
+        marked as moved elsewhere. It refuses a target without a replica parent, without a replica of the volume kept
+        by a pull (from the source's parent, for a move), or with several. For a move it refuses a replica older than
+        the source's newest snapshot.
+    type: dict
+notes:
+  - Needs C(variables read) on C(nomad-zfs-csi/moves/*) in O(namespace) for a move; the role that runs the steps
+    writes and destroys that variable.
+  - Needs C(host-volume-read) in O(namespace), C(node:read), and C(read-job) for a failover (the allocations on a
+    node).
+  - The time since the node went down is measured from its status change, on the servers' clock, to this host's clock.
+"""
+
+EXAMPLES = r"""
+- name: May pgdata fail over to storage-2?
+  nomad_zfs.csi.nomad_host_volume_move_plan:
+    name: pgdata
+    namespace: team-a
+    to: storage-2
+    failover: true
+  register: pgdata_failover
+"""
+
+RETURN = r"""
+volume:
+  description: The volume, as M(nomad_zfs.csi.nomad_host_volume_info) returns one.
+  returned: success
+  type: dict
+source:
+  description: The volume's node, as M(nomad_zfs.csi.nomad_node_info) returns one; C(status) is C(gone) when Nomad no
+    longer knows it.
+  returned: success
+  type: dict
+target:
+  description: The node O(to), as M(nomad_zfs.csi.nomad_node_info) returns one.
+  returned: success
+  type: dict
+jobs:
+  description: The jobs a move stops and runs again; none for a failover.
+  returned: success
+  type: list
+  elements: str
+  sample: [pgdata-db]
+data:
+  description:
+    - With O(target_read), the datasets of the move. C(dataset) is the volume's on the source, C(source_parent) and
+      C(target_parent) the plugins' parents, and C(source_replica_parent) the source plugin's replica parent.
+    - C(replica), C(replica_snapshots), C(pull) (its systemd instance), C(replica_host) and C(adopt) describe the
+      replica on the target, kept by the pull, and what C(adopt_replica) names.
+    - C(back_pull) is the source's one pull of the target's parent (C(instance), C(replica),
+      C(namespace_replica_exists)) where replication turns around, or null; C(back_pulls) counts them.
+  returned: success and O(target_read)
+  type: dict
+  sample: {"dataset": "tank/nomad/volumes/team-a/pgdata", "source_parent": "tank/nomad/volumes",
+           "target_parent": "tank/nomad/volumes", "replica": "tank/replica/storage-1/tank/nomad/volumes/team-a/pgdata",
+           "pull": "tank_replica_storage-1_tank_nomad_volumes", "replica_host": "storage-1",
+           "adopt": "storage-1/tank/nomad/volumes", "replica_snapshots": [], "back_pull": null, "back_pulls": 0,
+           "source_replica_parent": "tank/replica"}
+steps:
+  description:
+    - What is left to do, in order. For a move, of C(stop), C(send), C(delete), C(create), C(start) and
+      C(turnaround); with O(abort), C(unmark) and C(start); none when the volume is on O(to) already. For a
+      failover, C(failover).
+  returned: success
+  type: list
+  elements: str
+  sample: [delete, create, start, turnaround]
+resumed:
+  description: Whether a journal of a move under way was found, whose steps RV(steps) finish (or undo).
+  returned: success
+  type: bool
+journal_path:
+  description: The Nomad Variable of the move's journal.
+  returned: success and a move with O(target_read)
+  type: str
+  sample: nomad-zfs-csi/moves/pgdata
+journal:
+  description: The journal's items to write before the first step (a new move), or as read (one under way).
+  returned: success and a move with O(target_read)
+  type: dict
+journal_after:
+  description: For each step of RV(steps), the journal's items once it is done.
+  returned: success and a move with O(target_read)
+  type: dict
+fence:
+  description:
+    - For a failover, how the lost node is known to write no more. C(how) is C(fenced) or C(stop_on_client_after);
+      C(claims) lists the allocations on it that mount the volume, each with its group's C(stop_on_client_after) in
+      seconds; C(down_seconds) and C(needed_seconds) say how long it has been down and how long it had to be.
+  returned: success and O(failover)
+  type: dict
+  sample: {"how": "stop_on_client_after", "down_seconds": 95, "needed_seconds": 90,
+           "claims": [{"id": "9c1e...", "job_id": "pgdata-db", "task_group": "db", "client_status": "lost",
+                       "stop_on_client_after": 30}]}
+"""
+
+import time
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_plan import plan_move
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+
+
+def read(module):
+    client, p = module.client, module.params
+    stubs = [
+        s
+        for s in client.get('volumes', params={'type': 'host', 'prefix': p['name']}) or []
+        if s.get('Name') == p['name']
+    ]
+    volumes = [v for v in (client.get('volume/host/' + s['ID'], missing_ok=True) for s in stubs) if v]
+    nodes = [n for n in (client.get('node/' + s['ID'], missing_ok=True) for s in client.get('nodes') or []) if n]
+    allocations = []
+    if p['failover'] and len(volumes) == 1:
+        allocations = client.get('node/%s/allocations' % volumes[0].get('NodeID'), missing_ok=True) or []
+    journal = None if p['failover'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
+    items = (journal or {}).get('Items')
+    return dict(changed=False, **plan_move(p, volumes, nodes, allocations, time.time(), items))
+
+
+def main():
+    module = NomadModule(
+        argument_spec=dict(
+            name=dict(type='str', required=True),
+            to=dict(type='str', required=True),
+            failover=dict(type='bool', default=False),
+            stop_jobs=dict(type='bool', default=False),
+            fenced=dict(type='bool', default=False),
+            fence_margin=dict(type='int', default=30),
+            abort=dict(type='bool', default=False),
+            source_read=dict(type='dict'),
+            target_read=dict(type='dict'),
+        ),
+        supports_check_mode=True,
+    )
+    module.exit_json(**module.run(lambda: read(module)))
+
+
+if __name__ == '__main__':
+    main()

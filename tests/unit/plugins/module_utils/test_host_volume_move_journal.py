@@ -1,0 +1,84 @@
+"""A planned move's journal: each state it can be left in, by a run stopped anywhere, leads to the steps that
+finish the move, or, with abort, to those that undo it, and only while the source still has everything."""
+
+import json
+
+import pytest
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import (
+    STEPS,
+    record,
+    resume,
+    with_step,
+)
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+
+VOLUME = {'id': 'v1', 'node_id': 'n1', 'plugin_id': 'zfs-dataset', 'parameters': {}, 'capabilities': []}
+PLAN = {
+    'source': {'id': 'n1', 'name': 'storage-1'},
+    'volume': VOLUME,
+    'jobs': ['pgdata-db'],
+    'data': {'dataset': 'tank/nomad/volumes/team-a/pgdata', 'final': 'tank/nomad/volumes/team-a/pgdata@x'},
+}
+P = {'name': 'pgdata', 'to': 'storage-2'}
+TARGET = {'ID': 'n2', 'Name': 'storage-2'}
+ON_SOURCE = [{'ID': 'v1', 'NodeID': 'n1'}]
+ON_TARGET = [{'ID': 'v2', 'NodeID': 'n2'}]
+
+
+def journal(*done):
+    items = record(P, PLAN, 1795699200)
+    for step in done:
+        items = with_step(items, step)
+    return items
+
+
+def test_a_new_journal_holds_what_the_move_needs_again_as_strings():
+    items = journal()
+    assert all(isinstance(v, str) for v in items.values())
+    assert (items['to'], items['source_node'], items['done'], items['started']) == (
+        'storage-2',
+        'storage-1',
+        '',
+        '1795699200',
+    )
+    assert json.loads(items['jobs']) == ['pgdata-db'] and json.loads(items['volume']) == VOLUME
+    assert with_step(with_step(items, 'stop'), 'stop')['done'] == 'stop'
+
+
+@pytest.mark.parametrize(
+    'done, volumes, left',
+    [
+        ((), ON_SOURCE, list(STEPS)),
+        (('stop',), ON_SOURCE, ['send', 'delete', 'create', 'start', 'turnaround']),
+        (('stop', 'send'), ON_SOURCE, ['delete', 'create', 'start', 'turnaround']),
+        # Stopped after Nomad deleted the volume, before the journal said so.
+        (('stop', 'send'), [], ['create', 'start', 'turnaround']),
+        # Stopped after the create, before the journal said so: the jobs are the next step.
+        (('stop', 'send'), ON_TARGET, ['start', 'turnaround']),
+        (('stop', 'send', 'delete', 'create', 'start'), ON_TARGET, ['turnaround']),
+    ],
+    ids=['before-stop', 'after-stop', 'after-send', 'deleted-unrecorded', 'created-unrecorded', 'before-turnaround'],
+)
+def test_run_again_a_move_goes_on_from_where_it_stopped(done, volumes, left):
+    resumed = resume(P, journal(*done), volumes, TARGET)
+    assert resumed['steps'] == left
+    assert resumed['jobs'] == ['pgdata-db'] and resumed['volume'] == VOLUME and resumed['started'] == 1795699200
+
+
+@pytest.mark.parametrize('done', [(), ('stop',), ('stop', 'send')])
+def test_abort_before_the_volume_left_the_source_puts_everything_back(done):
+    assert resume(dict(P, abort=True), journal(*done), ON_SOURCE, TARGET)['steps'] == ['unmark', 'start']
+
+
+@pytest.mark.parametrize('done, volumes', [(('stop', 'send', 'delete'), ON_SOURCE), (('stop', 'send'), []),
+                                           (('stop', 'send'), ON_TARGET)])  # fmt: skip
+def test_abort_once_the_volume_left_the_source_is_refused(done, volumes):
+    with pytest.raises(PlanError, match='can no longer be given up: the volume left storage-1 in Nomad'):
+        resume(dict(P, abort=True), journal(*done), volumes, TARGET)
+
+
+def test_a_move_under_way_to_another_node_is_named_with_both_ways_out():
+    with pytest.raises(PlanError, match=r'A move of pgdata to storage-2 is under way \(done: stop\); run it again '
+                                        r'with -e to=storage-2 to finish it, or with -e abort=true'):  # fmt: skip
+        resume(dict(P, to='storage-3'), journal('stop'), ON_SOURCE, TARGET)
