@@ -18,9 +18,9 @@ description:
     move. It changes nothing. The M(nomad_zfs.csi.nomad_host_volume) and M(nomad_zfs.csi.nomad_job) calls of the
     C(nomad_zfs.csi.host_volume_move) role follow it.
   - A planned move keeps a journal, the Nomad Variable C(nomad-zfs-csi/moves/<name>) in O(namespace). It holds the
-    volume as it was, the jobs it stopped, its datasets and the steps done. When one is under way this module reads it and
-    returns the steps left (RV(steps)), from the journal and what Nomad holds now; with O(abort), the steps that put
-    everything back on the source, which it refuses once the volume has left the source in Nomad.
+    volume as it was, the jobs it stopped, its datasets and the steps done. When one is under way this module reads
+    it and returns the steps left (RV(steps)), from the journal and what Nomad holds now; with O(abort), the steps
+    that put everything back on the source, which it refuses once the volume has left the source in Nomad.
   - A move run again after it finished finds the volume on O(to) and returns no step.
   - It refuses an unknown or ambiguous volume or node; a target that is not ready and eligible, or lacks the volume's
     plugin; for a move, a source node that is not ready, and a volume in use unless O(stop_jobs).
