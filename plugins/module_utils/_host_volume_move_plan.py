@@ -309,14 +309,21 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
     )
 
 
+def _after_each(items, steps):
+    """The journal's items once each of steps is done, in order."""
+    after = {}
+    for step in steps:
+        items = with_step(items, step)
+        after[step] = items
+    return after
+
+
 def _journaled(result, p, now):
     """The journal a new move writes before its first change, and what it holds after each step."""
     items = record(p, result, now)
-    after = {}
-    for step in result['steps']:
-        items = with_step(items, step)
-        after[step] = items
-    return dict(result, journal_path=journal_path(p['name']), journal=record(p, result, now), journal_after=after)
+    return dict(
+        result, journal_path=journal_path(p['name']), journal=items, journal_after=_after_each(items, result['steps'])
+    )
 
 
 def _plan_resumed(p, journal, volumes, nodes, now):
@@ -363,11 +370,10 @@ def _plan_resumed(p, journal, volumes, nodes, now):
         started=r['started'],
         data=data,
     )
-    # The journal as Nomad shows it now: a change made before a run stopped is recorded with the next step.
-    after, items = {}, dict(journal, done=','.join(r['done']))
-    for step in [] if p.get('abort') else result['steps']:
-        items = with_step(items, step)
-        after[step] = items
+    # The journal as Nomad shows it now: a change made before a run stopped is recorded with the next step. An abort
+    # records nothing.
+    items = dict(journal, done=','.join(r['done']))
+    after = {} if p.get('abort') else _after_each(items, result['steps'])
     return dict(result, journal_path=journal_path(p['name']), journal=journal, journal_after=after)
 
 
