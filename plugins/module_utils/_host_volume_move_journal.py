@@ -51,7 +51,8 @@ def with_step(items, step):
     return dict(items, done=','.join(done + [step] if step not in done else done))
 
 
-def _refuse(message):
+def refuse(message):
+    """End the run before any change: the refusal, and that nothing changed."""
     raise PlanError(message + ' Nothing was changed.')
 
 
@@ -62,7 +63,7 @@ def resume(p, items, volumes, target):
     volumes are Nomad's reads of the volumes of that name; target is Nomad's read of node p['to'].
     """
     if items.get('to') != p['to']:
-        _refuse(
+        refuse(
             'A move of %s to %s is under way (done: %s); run it again with -e to=%s to finish it, or with '
             '-e abort=true to give it up.' % (p['name'], items.get('to'), ', '.join(done_steps(items)) or 'nothing',
                                               items.get('to'))
@@ -79,7 +80,7 @@ def resume(p, items, volumes, target):
     left = [step for step in STEPS if step not in done]
     if p.get('abort'):
         if 'delete' in done:
-            _refuse(
+            refuse(
                 'The move of %s to %s can no longer be given up: the volume left %s in Nomad (done: %s), and its jobs '
                 'may have written on %s. Run it again without abort to finish it.'
                 % (p['name'], p['to'], items.get('source_node'), ', '.join(done), p['to'])

@@ -18,6 +18,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_jo
     STEPS,
     journal_path,
     record,
+    refuse,
     resume,
     with_step,
 )
@@ -32,19 +33,15 @@ NANOSECONDS = 1000000000
 ENDED_ON_CLIENT = ('complete', 'failed')
 
 
-def _refuse(message):
-    raise PlanError(message + ' Nothing was changed.')
-
-
 def _chosen(p, volumes, nodes):
     """The volume, its node and the target, or the refusal of an unknown or ambiguous one."""
     if not volumes:
-        _refuse(
+        refuse(
             'Nomad has no host volume %s in namespace %s; name a volume of `nomad volume status -type host '
             '-namespace %s`.' % (p['name'], p['namespace'], p['namespace'])
         )
     if len(volumes) > 1:
-        _refuse(
+        refuse(
             '%s is on several nodes; a move takes one volume, and the target must not hold one of that name.'
             % p['name']
         )
@@ -52,9 +49,7 @@ def _chosen(p, volumes, nodes):
     by_id = dict((n['ID'], n) for n in nodes)
     target = [n for n in nodes if n.get('Name') == p['to']]
     if not target:
-        _refuse(
-            'Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(n.get('Name', '') for n in nodes)))
-        )
+        refuse('Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(n.get('Name', '') for n in nodes))))
     return vol, by_id.get(vol.get('NodeID')), target[0]
 
 
@@ -149,14 +144,14 @@ def fence(p, source, allocations, now):
     """
     status, name = source.get('Status'), source.get('Name')
     if status == 'disconnected':
-        _refuse(
+        refuse(
             'Node %s is disconnected: Nomad may reconnect its allocations, which may still be writing to %s. Wait '
             "until Nomad marks it down (its groups' disconnect.lost_after), then fail over." % (name, p['name'])
         )
     if status == 'gone' and p['fenced']:
         return dict(how='fenced', claims=[])
     if status != 'down':
-        _refuse(
+        refuse(
             'Node %s is %s, not down; a failover is for a node that Nomad marked down%s.'
             % (name, status, ', or one it no longer knows that is fenced (-e fenced=true)' if status == 'gone' else '')
         )
@@ -173,7 +168,7 @@ def fence(p, source, allocations, now):
     )
     if not claims:
         ended = claims_on_node(p['name'], allocations, ended=True)
-        _refuse(
+        refuse(
             'Nomad lists no allocation on node %s that mounts %s and may still run (%s), so nothing says that none '
             'still runs there. %s'
             % (
@@ -185,7 +180,7 @@ def fence(p, source, allocations, now):
             )
         )
     if unguarded:
-        _refuse(
+        refuse(
             'Node %s is down, but its allocations %s (%s) may still be writing to %s: an agent that crashed or is cut '
             'off leaves its tasks running, and their groups have no disconnect.stop_on_client_after. %s'
             % (
@@ -197,7 +192,7 @@ def fence(p, source, allocations, now):
             )
         )
     if down_for < needed:
-        _refuse(
+        refuse(
             'Node %s has been down %d s; its allocations %s stop themselves after stop_on_client_after, if its agent '
             'still runs, which is certain %d s after it went down (twice the longest, %d s, plus fence_margin). Run '
             'again in %d s, or fence the node and run again with -e fenced=true.'
@@ -248,23 +243,23 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
     described = dataset.get('name') or 'volume %s' % where
     if not p['failover']:
         if not dataset.get('exists'):
-            _refuse('Node %s has no dataset %s.' % (source['name'], described))
+            refuse('Node %s has no dataset %s.' % (source['name'], described))
         if dataset.get('mark') != vol['id']:
-            _refuse("%s is not volume %s's dataset (its %s is %s)." % (described, vol['id'], MARK, dataset.get('mark')))
+            refuse("%s is not volume %s's dataset (its %s is %s)." % (described, vol['id'], MARK, dataset.get('mark')))
         if dataset.get('type') != 'filesystem':
-            _refuse('%s is a %s; only a filesystem moves.' % (described, dataset.get('type')))
+            refuse('%s is a %s; only a filesystem moves.' % (described, dataset.get('type')))
         if dataset.get('moved_to') not in (None, p['to']):
-            _refuse(
+            refuse(
                 '%s is marked as moved to %s; clear the mark (zfs inherit %s) only if that move was given up.'
                 % (described, dataset['moved_to'], MOVED)
             )
     if not target_read['replica_parent']:
-        _refuse(
+        refuse(
             "Node %s's plugin has no replica parent to adopt from; run the host_volume_plugin role for it with "
             'host_volume_plugin_replica_parent (its zfs_replication_replica_parent).' % p['to']
         )
     if not replicas:
-        _refuse(
+        refuse(
             'Node %s has no replica of %s under %s; have the zfs_replication role there pull %s (zfs_replication_pulls '
             'with replica_parent), and let the pull run once.'
             % (
@@ -275,14 +270,14 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
             )
         )
     if len(replicas) > 1:
-        _refuse(
+        refuse(
             'Node %s has several replicas of %s (%s); keep the one its pull keeps current.'
             % (p['to'], described, ', '.join(r['name'] for r in replicas))
         )
     replica = replicas[0]
     newest = _newest_before_the_move(dataset.get('snapshots') or [])
     if not p['failover'] and newest and newest['guid'] not in [s['guid'] for s in replica['snapshots']]:
-        _refuse(
+        refuse(
             "The replica %s is older than the source's newest snapshot %s: finish that send first (systemctl start "
             'zfs-replication-pull@%s.service on the host of %s), then move.'
             % (replica['name'], newest['name'], replica['pull'], p['to'])
@@ -333,7 +328,7 @@ def _plan_resumed(p, journal, volumes, nodes, now):
     r = resume(p, journal, volumes, target)
     source = dict((n['ID'], n) for n in nodes).get(r['source_node_id'])
     if target is None:
-        _refuse('Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(by_name))))
+        refuse('Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(by_name))))
     refusal = _target_refusal(p, {'PluginID': r['volume']['plugin_id']}, None, target)
     if (
         not refusal
@@ -345,7 +340,7 @@ def _plan_resumed(p, journal, volumes, nodes, now):
             'again.' % (journal.get('source_node'), (source or {}).get('Status', 'gone'), ', '.join(r['steps']))
         )
     if refusal:
-        _refuse(refusal)
+        refuse(refusal)
     data = r['data']
     if p.get('source_read'):
         # Fresh reads of what a stopped turnaround may have changed.
@@ -388,7 +383,7 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
     if journal and not p['failover']:
         return _plan_resumed(p, journal, volumes, nodes, now)
     if p.get('abort'):
-        _refuse('No move of %s is under way (Nomad has no variable %s); there is nothing to give up.'
+        refuse('No move of %s is under way (Nomad has no variable %s); there is nothing to give up.'
                 % (p['name'], journal_path(p['name'])))  # fmt: skip
     vol, source, target = _chosen(p, volumes, nodes)
     if not p['failover'] and source and source['ID'] == target['ID']:
@@ -403,7 +398,7 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
         )
     refusal = _target_refusal(p, vol, source, target) or _source_refusal(p, vol, source)
     if refusal:
-        _refuse(refusal)
+        refuse(refusal)
     result = dict(
         volume=dict(shown(vol), allocations=allocations(vol)),
         source=summary(source) if source else dict(id=vol.get('NodeID'), name='', status='gone'),
