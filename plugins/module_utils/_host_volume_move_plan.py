@@ -383,8 +383,10 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
     if journal and not p['failover']:
         return _plan_resumed(p, journal, volumes, nodes, now)
     if p.get('abort'):
-        refuse('No move of %s is under way (Nomad has no variable %s); there is nothing to give up.'
-                % (p['name'], journal_path(p['name'])))  # fmt: skip
+        refuse(
+            'No move of %s is under way (Nomad has no variable %s); there is nothing to give up.'
+            % (p['name'], journal_path(p['name']))
+        )
     vol, source, target = _chosen(p, volumes, nodes)
     if not p['failover'] and source and source['ID'] == target['ID']:
         # Run again after it finished: nothing is left to do.
