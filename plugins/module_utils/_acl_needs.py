@@ -5,7 +5,7 @@
 """What Nomad checks before each API call the modules make, so a 403 can name the missing capability.
 
 Read from Nomad v1.11.3's own checks (nomad/csi_endpoint.go, job_endpoint.go, variables_endpoint.go,
-namespace_endpoint.go, host_volume_endpoint.go, command/agent/job_endpoint.go for the parse call); the
+namespace_endpoint.go, host_volume_endpoint.go, node_endpoint.go, command/agent/job_endpoint.go for the parse call); the
 README's ACL table is the same.
 """
 
@@ -49,6 +49,8 @@ NEEDS = (
     ('put', r'volume/host/create', 'host-volume-create (or host-volume-write) in namespace %(ns)s'),
     ('put', r'volume/host/register', 'host-volume-register (or host-volume-write) in namespace %(ns)s'),
     ('delete', r'volume/host/[^/]+', 'host-volume-delete (or host-volume-write) in namespace %(ns)s'),
+    # node_endpoint.go: the list, one node and its allocations (these then filtered by read-job per namespace).
+    ('get', r'nodes|node/[^/]+(/allocations)?', 'node read (node { policy = "read" })'),
     ('get', r'namespace/[^/]+', 'any capability in that namespace, or a management token'),
     ('put|delete', r'namespace/[^/]+', 'a management token'),
     ('get|put|delete', r'acl/.*', 'a management token'),

@@ -372,6 +372,70 @@ def _plan_resumed(p, journal, volumes, nodes, now):
     return dict(result, journal_path=journal_path(p['name']), journal=journal, journal_after=after)
 
 
+def rejoin_data(p, target, source_read, target_read):
+    """Where the returned node's copy goes and the snapshot it goes on from: the newest snapshot of the volume on
+    its node that the copy (or the replica an earlier run made of it) has too."""
+    back = _back_pulls(source_read, target_read['parent'])
+    if len(back) != 1:
+        refuse(
+            'Node %s has %s pulls of %s (from %s) into its replica parent; give it one (zfs_replication_pulls with '
+            "replica_parent), then run again: its copy becomes that pull's replica."
+            % (p['to'], len(back), target_read['parent'], target['name'])
+        )
+    copy = source_read.get('dataset') or {}
+    [replica] = [pull['replica'] for pull in source_read['pulls'] if pull['instance'] == back[0]['instance']]
+    kept = set(s['guid'] for s in (copy.get('snapshots') or []) + (replica.get('snapshots') or []))
+    common = [s for s in (target_read.get('dataset') or {}).get('snapshots') or [] if s['guid'] in kept]
+    if not common:
+        refuse(
+            '%s on %s and the copy on %s have no snapshot in common: the copy cannot go on incrementally. Rename it '
+            'aside by hand; its pull then sends the volume whole.' % (p['name'], target['name'], p['to'])
+        )
+    where = '%s/%s' % (p['namespace'], p['name'])
+    return dict(
+        dataset='%s/%s' % (source_read['parent'], where),
+        dataset_exists=bool(copy.get('exists')),
+        target_parent=target_read['parent'],
+        final='%s/%s@%s' % (target_read['parent'], where, common[-1]['name'].split('@', 1)[1]),
+        common_guid=common[-1]['guid'],
+        back_pull=back[0],
+        back_pulls=1,
+        source_replica_parent=source_read['replica_parent'],
+    )
+
+
+def _plan_rejoin(p, volumes, nodes):
+    """A node the volume left by a failover, back: its copy becomes the standby of the volume's node. It is the
+    source of the turnaround, which a planned move ends with; the volume's node is the target."""
+    if len(volumes) != 1:
+        found = (len(volumes), p['name'], p['namespace'])
+        refuse('Nomad has %d host volumes %s in namespace %s; name one that is on one node.' % found)
+    vol = volumes[0]
+    by_id, by_name = dict((n['ID'], n) for n in nodes), dict((n.get('Name'), n) for n in nodes)
+    back, holder = by_name.get(p['to']), by_id.get(vol.get('NodeID'))
+    if back is None:
+        refuse('Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(by_name))))
+    if holder is None or holder['ID'] == back['ID']:
+        on = (holder or {}).get('Name', vol.get('NodeID'))
+        refuse('%s is on node %s: it did not leave %s, which has nothing to rejoin.' % (p['name'], on, p['to']))
+    if back.get('Status') != 'ready':
+        refuse(
+            'Node %s is %s: start its agent again (its copy stays, and no job is placed on it), then run again.'
+            % (p['to'], back.get('Status'))
+        )
+    result = dict(
+        volume=dict(shown(vol), allocations=allocations(vol)),
+        source=summary(back),
+        target=summary(holder),
+        jobs=[],
+        steps=['turnaround'],
+        resumed=False,
+    )
+    if p.get('target_read'):
+        result['data'] = rejoin_data(p, result['target'], p.get('source_read') or {}, p['target_read'])
+    return result
+
+
 def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
     # type: (dict, list, list, list, float, dict | None) -> dict
     """Who takes part in the move (or failover) p asks for, from Nomad's reads: the volumes of that name (each
@@ -380,6 +444,8 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
     """
     if p['fence_margin'] < 0:
         raise PlanError('fence_margin is %d; give 0 or more seconds.' % p['fence_margin'])
+    if p.get('rejoin'):
+        return _plan_rejoin(p, volumes, nodes)
     if journal and not p['failover']:
         return _plan_resumed(p, journal, volumes, nodes, now)
     if p.get('abort'):

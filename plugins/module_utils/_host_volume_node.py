@@ -40,13 +40,13 @@ def pull_instance(target):
     return target.replace('/', '_')
 
 
-def parse_listing(text):
-    """`zfs list -H -p -o <COLUMNS>` output as {name: {column: value}}; '-' is None."""
+def parse_listing(text, columns=COLUMNS):
+    """`zfs list -H -p -o <columns>` output as {name: {column: value}}; '-' is None."""
     found = {}
     for line in text.splitlines():
         fields = line.split('\t')
-        if len(fields) == len(COLUMNS):
-            found[fields[0]] = dict((c, None if v == '-' else v) for c, v in zip(COLUMNS[1:], fields[1:]))
+        if len(fields) == len(columns):
+            found[fields[0]] = dict((c, None if v == '-' else v) for c, v in zip(columns[1:], fields[1:]))
     return found
 
 

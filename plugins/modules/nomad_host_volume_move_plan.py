@@ -71,6 +71,14 @@ options:
         the volume has left the source in Nomad, and where no move is under way.
     type: bool
     default: false
+  rejoin:
+    description:
+      - O(to) is a node the volume left by a failover, now back. Its copy becomes the standby of the volume's node
+        (RV(steps) is C(turnaround), RV(source) that node, RV(target) the volume's node), through its one pull of that
+        node's parent into its replica parent. With O(target_read), RV(data) names the snapshot both have, from
+        which the pull goes on. Refused while that node is not ready.
+    type: bool
+    default: false
   source_read:
     description:
       - What M(nomad_zfs.csi.zfs_host_volume_info) read on the volume's node; none for a failover, which reads
@@ -192,9 +200,9 @@ def read(module):
     volumes = [v for v in (client.get('volume/host/' + s['ID'], missing_ok=True) for s in stubs) if v]
     nodes = [n for n in (client.get('node/' + s['ID'], missing_ok=True) for s in client.get('nodes') or []) if n]
     allocations = []
-    if p['failover'] and len(volumes) == 1:
+    if p['failover'] and not p['rejoin'] and len(volumes) == 1:
         allocations = client.get('node/%s/allocations' % volumes[0].get('NodeID'), missing_ok=True) or []
-    journal = None if p['failover'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
+    journal = None if p['failover'] or p['rejoin'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
     items = (journal or {}).get('Items')
     return dict(changed=False, **plan_move(p, volumes, nodes, allocations, time.time(), items))
 
@@ -209,6 +217,7 @@ def main():
             fenced=dict(type='bool', default=False),
             fence_margin=dict(type='int', default=30),
             abort=dict(type='bool', default=False),
+            rejoin=dict(type='bool', default=False),
             source_read=dict(type='dict'),
             target_read=dict(type='dict'),
         ),

@@ -230,6 +230,17 @@ def parse_sources(text):
     return {f[0]: (f[1], f[2]) for f in fields if len(f) == 3}
 
 
+def set_aside_as(request, text):
+    """The dataset beside the volume's name that holds this volume's mark, from `zfs list -H -o name,<MARK> -d 1`
+    of the namespace's dataset: a copy the zfs_host_volume_standby module set aside (it wrote after its data moved
+    to another node), or None."""
+    for line in text.splitlines():
+        name, _sep, mark = line.partition('\t')
+        if mark == request['id'] and name != request['dataset']:
+            return name
+    return None
+
+
 def _moved_to(current):
     """The node a dataset's data moved to, or None."""
     moved = (current or {}).get(MOVED, '-')
@@ -418,6 +429,11 @@ class Zfs:
         argv = [ZFS, 'list', '-H', '-o', 'name,%s,%s' % (MARK, MOVED), '-t', 'filesystem,volume,snapshot', '-d', '1']
         return parse_list(self(argv + [dataset], missing_ok=True), dataset)
 
+    def marks_below(self, dataset):
+        """`zfs list -H -o name,<MARK> -d 1` of the dataset's filesystems ('' when it does not exist)."""
+        argv = [ZFS, 'list', '-H', '-o', 'name,' + MARK, '-t', 'filesystem', '-d', '1', dataset]
+        return self(argv, missing_ok=True)
+
     def descendants(self, dataset):
         """The filesystems and volumes below the dataset."""
         argv = [ZFS, 'list', '-H', '-o', 'name', '-r', '-t', 'filesystem,volume', dataset]
@@ -511,6 +527,15 @@ def run(operation, env, conf_text, zfs, pull_targets=(), mountinfo=None):
             zfs(argv)
         say('adopted %s as %s for volume %s' % (replica, dataset, request['id']))
         return created(request, zfs.read(dataset).get(dataset, {}))
+    if current is None:
+        # Nomad creates again at each agent start every volume its client state holds, also one the servers deleted
+        # while the node was lost: a copy of it set aside is the sign, and no empty dataset takes its place.
+        aside = set_aside_as(request, zfs.marks_below(namespace_dataset))
+        if aside:
+            raise PluginError(
+                'volume %s was failed over to another node while this one was lost; its copy here was set aside as %s '
+                '(zfs_host_volume_standby), and it is not made again' % (request['id'], aside)
+            )
     commands = plan_create(request, current)
     for argv in commands:
         zfs(argv)

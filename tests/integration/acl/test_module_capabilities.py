@@ -29,13 +29,15 @@ def caps(*names):
     return namespace_caps(NS, *names)
 
 
-def variables(*names):
-    return 'namespace "%s" {\n  variables {\n    path "nzc/*" {\n      capabilities = [%s]\n    }\n  }\n}\n' % (
+def variables(*names, path='nzc/*'):
+    return 'namespace "%s" {\n  variables {\n    path "%s" {\n      capabilities = [%s]\n    }\n  }\n}\n' % (
         NS,
+        path,
         ', '.join('"%s"' % n for n in names),
     )
 
 
+NODE_READ = 'node {\n  policy = "read"\n}\n'
 HOST_VOLUME = {'name': 'caps-hv', 'plugin_id': 'mkdir', 'capacity_max': '1M'}
 
 # module, its arguments, the README's policy for it, the same minus one capability, what the 403 then names, and
@@ -105,3 +107,15 @@ def test_exactly_the_tables_capabilities_and_one_fewer(acl, namespace, index):
     second = dict(CASES[index][5] if len(CASES[index]) > 5 else args, namespace=NS)
     args = dict(args, namespace=NS)
     acl.exactly_then_one_fewer(str(index), module, args, exact, second, fewer, named)
+
+
+def test_the_move_plan_with_exactly_the_tables_capabilities_and_one_fewer(acl, namespace):
+    """A planned move to the node the volume is on: nothing to do, after reading the volume, the nodes and the
+    journal; without node read, the 403 names it."""
+    assert acl.module('nomad_host_volume', dict(HOST_VOLUME, name='caps-mv', namespace=NS))['rc'] == 0
+    [node] = acl.api('GET', '/v1/nodes')
+    args = {'name': 'caps-mv', 'to': node['Name'], 'namespace': NS}
+    journal = variables('read', path='nomad-zfs-csi/moves/*')
+    exact = caps('host-volume-read') + NODE_READ + journal
+    fewer = caps('host-volume-read') + journal
+    acl.exactly_then_one_fewer('move-plan', 'nomad_host_volume_move_plan', args, exact, args, fewer, 'node read')

@@ -100,6 +100,17 @@ class MemoryZfs(plugin.Zfs):
             assert args[3:6] == ['-r', '-t', 'filesystem,volume']
             names = [n for n in sorted(self.datasets) if n == args[-1] or n.startswith(args[-1] + '/')]
             return subprocess.CompletedProcess(['zfs', verb], 0, ''.join(n + '\n' for n in names), '')
+        elif args[:3] == ['-H', '-o', 'name,' + plugin.MARK]:  # the filesystems one level below a dataset
+            assert args[3:7] == ['-t', 'filesystem', '-d', '1']
+            if args[-1] not in self.datasets:
+                return subprocess.CompletedProcess(
+                    ['zfs', verb], 1, '', "cannot open '%s': dataset does not exist\n" % args[-1]
+                )
+            below = [
+                n for n in sorted(self.datasets) if n == args[-1] or re.fullmatch(re.escape(args[-1]) + '/[^/@]+', n)
+            ]
+            out = ''.join('%s\t%s\n' % (n, self.datasets[n].get(plugin.MARK, '-')) for n in below)
+            return subprocess.CompletedProcess(['zfs', verb], 0, out, '')
         else:
             assert args[:3] == ['-H', '-o', 'name,%s,%s' % (plugin.MARK, plugin.MOVED)] and args[-3:-1] == ['-d', '1']
             targets = args[-1:]
@@ -150,7 +161,7 @@ def test_create_makes_a_marked_quotad_dataset_and_answers_where_it_is():
 def test_a_repeated_create_runs_one_zfs_get_and_answers_the_same():
     zfs = MemoryZfs('tank/nomad/volumes')
     first = run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}')
-    assert zfs.processes == 3, 'a new volume: get it and its parent, create, get it'
+    assert zfs.processes == 4, 'a new volume: get it and its parent, list its namespace, create, get it'
     del zfs.commands[:]
     zfs.processes = 0
     assert run(zfs, DHV_PARAMETERS='{"recordsize": "128K", "atime": "off"}') == first
@@ -581,6 +592,20 @@ def test_a_moved_dataset_is_never_live_again_here():
     with pytest.raises(plugin.PluginError, match='was moved to node-b .*create the volume on that node'):
         run(zfs)
     assert zfs.commands == []
+
+
+def test_a_volume_whose_copy_was_set_aside_is_not_made_again_empty():
+    """After a failover, the lost node's client state still holds the volume, and Nomad creates it again at each
+    agent start: the copy zfs_host_volume_standby set aside, which keeps the volume's mark, stops an empty one."""
+    zfs = MemoryZfs('tank/nomad/volumes', 'tank/nomad/volumes/team-a')
+    run(zfs)
+    aside = DATASET + '.diverged-after-autosnap_1_hourly'
+    zfs.datasets[aside] = zfs.datasets.pop(DATASET)
+    del zfs.commands[:]
+    with pytest.raises(plugin.PluginError, match='its copy here was set aside as %s' % re.escape(aside)):
+        run(zfs)
+    assert zfs.commands == []
+    assert run(zfs, DHV_VOLUME_ID=VOLUME_ID.replace('6d0f', '7e1a')) == {'path': '/' + DATASET, 'bytes': 1 << 30}
 
 
 def test_a_replica_with_a_dataset_below_it_is_not_adopted():

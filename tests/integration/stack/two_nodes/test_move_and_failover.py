@@ -22,6 +22,7 @@ from zfsvm_client import pull, wait_until
 
 MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
 FAILOVER = REPO / 'playbooks' / 'failover_host_volume.yml'
+REJOIN = REPO / 'playbooks' / 'rejoin_host_volume.yml'
 VOLUME = 't-mv'
 A_DATASET, B_DATASET = '%s/default/%s' % (HOST_VOLUMES, VOLUME), '%s/default/%s' % (B_VOLUMES, VOLUME)
 # Each node's replica of the other's volume: <replica parent>/<host>/<parent>/<namespace>/<name>.
@@ -268,6 +269,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     gone_after(name)
     gone_after('t-fs')
     first = volume_with_job(stack, name, b_node, dataset)
+    [(first_volume_id, _node)] = volumes(stack, name)
     guarded = volume_with_job(stack, 't-fs', b_node, '%s/default/t-fs' % B_VOLUMES, stop_on_client_after=FENCE_AFTER)
     # The last replication before the loss, then a write that never reaches the standby.
     snapshot = 'autosnap_' + vm.sh('date -u +%Y-%m-%d_%H:%M:%S').stdout.strip() + '_hourly'
@@ -331,3 +333,39 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     assert running(stack, b_node['ID'], name) is None and running(stack, a_node['ID'], name)['ID'] == again['ID']
     assert vm.sh('awk \'$1 == "%s"\' /proc/mounts | wc -l' % dataset).stdout.strip() == '1'  # the plugin's own mount
     assert volumes(stack, name) == [(new_id, a_node['ID'])]
+
+    # One command makes B the standby. Its copy, with the write after the last pull, is kept aside whole, read-only
+    # and marked; a promoted clone of the recovery point becomes B's replica of the volume on A.
+    aside = '%s.diverged-after-%s' % (dataset, snapshot)
+    replica = '%s/127.0.0.1/%s' % (B_REPLICAS, on_a)
+    checked = move(stack, '--check', '--diff', playbook=REJOIN, volume=name, node=B_NAME)
+    assert checked.returncode == 0 and 'would pull it into %s' % replica in checked.stdout, checked.stdout[-3000:]
+    assert exists(vm, dataset) and not exists(vm, replica) and not exists(vm, aside)
+    rejoined = move(stack, playbook=REJOIN, volume=name, node=B_NAME)
+    assert rejoined.returncode == 0, rejoined.stdout[-5000:]
+    assert 'kept whole as %s' % aside in rejoined.stdout, rejoined.stdout[-3000:]
+    assert not exists(vm, dataset) and guid(vm, replica + '@' + snapshot) == guid(vm, on_a + '@' + snapshot)
+    assert vm.zfs('get', '-H', '-o', 'value', 'readonly,%s,%s' % (MOVED, MARK), aside).stdout.split() == [
+        'on',
+        a_node['Name'],
+        first_volume_id,
+    ]
+    vm.zfs('mount', aside)
+    assert vm.sh('cat /%s/lost' % aside).stdout == 'after-the-last-pull\n'
+
+    # B's agent starts again: its client state still holds the old volume, and the plugin makes no empty one.
+    crash(vm)
+    start(vm)
+    wait_until(lambda: stack.get('/v1/node/' + b_node['ID'])['Status'] == 'ready', timeout=180, why='node B back')
+    assert not exists(vm, dataset) and volumes(stack, name) == [(new_id, a_node['ID'])]
+
+    # The next pull from A sends only what A wrote since the recovery point; a second run changes nothing.
+    later = 'autosnap_' + vm.sh('date -u -d "+1 hour" +%Y-%m-%d_%H:%M:%S').stdout.strip() + '_hourly'
+    vm.zfs('snapshot', '%s@%s' % (on_a, later))
+    journal = pull(vm, B_PULL)
+    assert re.search(r"Sending incremental %s@'?\S+'? \.\.\. '?%s" % (on_a, later), journal), journal
+    assert guid(vm, replica + '@' + later) == guid(vm, on_a + '@' + later)
+    again = move(stack, playbook=REJOIN, volume=name, node=B_NAME)
+    assert re.search(r'^nomad-dev\s+: ok=\d+\s+changed=0\s+unreachable=0\s+failed=0', again.stdout, re.M), again.stdout[
+        -3000:
+    ]

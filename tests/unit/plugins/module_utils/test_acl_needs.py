@@ -14,6 +14,8 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_needs import ne
         ('get', 'volumes/snapshot', 'csi-list-volume'),
         ('put', 'jobs', 'submit-job (or register-job) in namespace ns; a job claiming a CSI volume'),
         ('delete', 'acl/token/x', 'a management token'),
+        ('get', 'nodes', 'node read'),
+        ('get', 'node/n1/allocations', 'node read'),
     ],
 )
 def test_a_403_names_what_nomad_checks_for_the_call(method, path, needs):

@@ -329,3 +329,48 @@ def test_the_allocation_nomad_listed_on_a_cut_off_node_is_a_claim_until_it_surel
             'stop_on_client_after': 10,
         }
     ]
+
+
+@pytest.fixture
+def failed_over(marked):
+    """The volume failed over to storage-2; storage-1, back, is the node to rejoin."""
+    marked.objects['volume/host/v1'] = dict(VOLUME, ID='v2', NodeID='n2', Allocations=[])
+    return marked
+
+
+BACK = pull('storage-2', 'tank/cap/volumes', 'tank/replica/storage-2/tank/cap/volumes')
+
+
+def rejoin(run_main, **args):
+    reads = {'source_read': source_read(pulls=[BACK]), 'target_read': target_read()}
+    return plan(run_main, **dict(dict(reads, rejoin=True, to='storage-1'), **args))
+
+
+def test_a_returned_node_rejoins_as_the_standby_from_the_newest_snapshot_both_have(run_main, failed_over):
+    planned = rejoin(run_main)
+    assert (planned['steps'], planned['source']['name'], planned['target']['name']) == (
+        ['turnaround'],
+        'storage-1',
+        'storage-2',
+    )
+    data = planned['data']
+    assert (data['dataset'], data['final'], data['common_guid']) == (
+        'tank/nomad/volumes/team-a/pgdata',
+        'tank/cap/volumes/team-a/pgdata@nomad-zfs-csi-move_2026-11-26_10:00:00',
+        '9527838655151279051',
+    )
+    assert data['back_pull']['replica'] == 'tank/replica/storage-2/tank/cap/volumes/team-a/pgdata'
+    # Nothing to journal: each run reads both nodes again, and ZFS shows how far an earlier one got.
+    assert failed_over.writes() == [] and not [c for c in failed_over.calls if c[1].startswith('var/')]
+
+
+def test_what_keeps_a_returned_node_from_rejoining_is_refused(run_main, failed_over):
+    refused(rejoin(run_main, to='storage-2'), 'pgdata is on node storage-2: it did not leave storage-2')
+    refused(rejoin(run_main, source_read=source_read()), 'Node storage-1 has 0 pulls of tank/cap/volumes')
+    strange = CAPTURED.replace('18213082435870569528', '1').replace('9527838655151279051', '2')
+    refused(
+        rejoin(run_main, source_read=source_read(strange, pulls=[BACK])),
+        'pgdata on storage-2 and the copy on storage-1 have no snapshot in common',
+    )
+    failed_over.objects['node/n1']['Status'] = 'down'
+    refused(rejoin(run_main), 'Node storage-1 is down: start its agent again')
