@@ -49,7 +49,7 @@ integration-host:
 
 # ZFSVM_KEEP leaves the VM up for the Molecule scenarios; `make vm-stop` stops it.
 integration-vm:
-	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=25 tests/integration $(HOST_ONLY:%=--ignore=%)
+	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=50 tests/integration $(HOST_ONLY:%=--ignore=%)
 
 ## Runs after integration, which leaves the VM up for the scenarios to reuse; storage_host's destroy stops it.
 ## SCENARIOS picks some (csi_plugin, storage_host); both by default.

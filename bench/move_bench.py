@@ -143,7 +143,9 @@ class Bench:
             % (CHANGED, path, MIB // 2)
         )
 
-    def ours(self):
+    def ours(self, resumed=False):
+        """The move, or with resumed, the move killed as it records the final send (the operator's machine dies
+        there), then run again: both runs are counted, from the first run's start to the job running on B."""
         name = 'bench-mv'
         path = self.held(name, sticky=True)
         self.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % HOST_VOLUMES)
@@ -154,8 +156,19 @@ class Bench:
         nodes = {n['Name']: 'zfsvm' for n in self.stack.get('/v1/nodes')}
         extra = {'volume': name, 'to': self.b['Name'], 'stop_jobs': True, 'host_volume_move_hosts': nodes}
         with Counted(self.vm) as counted:
+            if resumed:
+                self.stack.playbook_killed_at(MOVE, 'Record that the step is done: send', extra=extra)
             moved = self.stack.playbook(MOVE, extra=extra)
         assert moved.returncode == 0, moved.stdout[-5000:]
+        if resumed:
+            resumed_at = r'going on after (stop) \(this run: ([a-z, ]+)\)\. The jobs stopped ([0-9.]+) s ago'
+            report = re.search(resumed_at, moved.stdout)
+            assert report and self.running_on(name, self.b), moved.stdout[-3000:]
+            way = 'ours, killed after the final send and run again'
+            row = counted.row(way=way, waited=float(report.group(3)), phases={}, seeded=round(seeded, 1))
+            row['after'] = 'this run: ' + report.group(2)
+            self.forget(name)
+            return row
         report = re.search(
             r'The jobs waited ([0-9.]+) s: stop ([0-9.]+) s, final send ([0-9.]+) s, adopt ([0-9.]+) s, jobs running '
             r'again ([0-9.]+) s; then the turnaround ([0-9.]+) s',
@@ -166,11 +179,15 @@ class Bench:
         phases = {'stop': stop, 'copy': send, 'switch': adopt, 'start': start}
         row = counted.row(way='ours: move_host_volume.yml', waited=waited, phases=phases, seeded=round(seeded, 1))
         row['after'] = 'turnaround %.1f s' % turnaround
+        self.forget(name)
+        return row
+
+    def forget(self, name):
+        """The moved volume gone from B; the turnaround made A's former dataset its replica of B's volume, gone too:
+        room for the next way."""
         self.gone(name)
         self.delete(name, self.b)
-        # The turnaround made A's former dataset its replica of B's volume: room for the next way.
         self.sh('zfs destroy -r %s/127.0.0.1/%s/default/%s' % (A_REPLICAS, B_VOLUMES, name))
-        return row
 
     def rsync(self, warm):
         name = 'bench-rs'
@@ -255,6 +272,7 @@ def main():
             bench.rsync_path = install_rsync(vm, WORK)
             bench.ssh = root_ssh(vm, WORK)
             rows.append(bench.ours())
+            rows.append(bench.ours(resumed=True))
             rows.append(bench.rsync(warm=False))
             rows.append(bench.rsync(warm=True))
         finally:
@@ -265,13 +283,13 @@ def main():
     print('| way | job waited (s) | stop | copy | switch | start | done before the stop | zfs | ssh | rsync | HTTP |')
     print('|---|---|---|---|---|---|---|---|---|---|---|')
     for row in rows:
-        p = row['phases']
-        print(
-            '| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %d | %d | %d | %d |'
-            % (row['way'], row['waited'], p['stop'], p['copy'], p['switch'], p['start'],
-               '%.1f s' % row['seeded'] if row['seeded'] is not None else '-',
-               row['zfs'], row['ssh'], row['rsync'], row['http'])
-        )  # fmt: skip
+        phases = [
+            ('%.1f' % row['phases'][k]) if k in row['phases'] else '-' for k in ('stop', 'copy', 'switch', 'start')
+        ]
+        seeded = '%.1f s' % row['seeded'] if row['seeded'] is not None else '-'
+        counts = [row[k] for k in ('zfs', 'ssh', 'rsync', 'http')]
+        cells = tuple([row['way'], row['waited']] + phases + [seeded] + counts)
+        print('| %s | %.1f | %s | %s | %s | %s | %s | %d | %d | %d | %d |' % cells)
     print('\n```json\n%s\n```' % json.dumps(rows, indent=1))
 
 

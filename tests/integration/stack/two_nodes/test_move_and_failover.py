@@ -132,6 +132,14 @@ def move_journal(stack, name=VOLUME):
         return None
 
 
+def plan_refused(stack, message, **args):
+    """What Nomad alone decides, asked of nomad_host_volume_move_plan as the role's first call asks it (a module run
+    costs a few seconds less than the playbook): refused, naming the way out, before any change."""
+    result = stack.module('nomad_host_volume_move_plan', dict({'name': VOLUME, 'to': B_NAME}, **args))
+    assert result['rc'] != 0 and message in result['msg'] and result['msg'].endswith(' Nothing was changed.'), result
+    return result['msg']
+
+
 def refused(ran, message):
     assert ran.returncode != 0 and message in ran.stdout, ran.stdout[-3000:]
     assert re.search(r'^nomad-dev\s+: ok=\d+\s+changed=0\s+unreachable=0\s+failed=1', ran.stdout, re.M), ran.stdout[
@@ -154,7 +162,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
             'syncoid:sync': '-',
         }
 
-    refused(move(stack, to='nowhere', stop_jobs=True), 'Nomad has no node nowhere')
+    plan_refused(stack, 'Nomad has no node nowhere', to='nowhere', stop_jobs=True)
     refused(
         move(stack, stop_jobs=True),
         'Node %s has no replica of %s under %s' % (B_NAME, A_DATASET, B_REPLICAS),
@@ -173,7 +181,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
         % (ON_B, A_DATASET),
     )
     pull(vm, B_PULL)
-    refused(move(stack), '%s is in use by %s (allocations %s)' % (VOLUME, VOLUME, first['ID'][:8]))
+    plan_refused(stack, '%s is in use by %s (allocations %s)' % (VOLUME, VOLUME, first['ID'][:8]))
     checked = move(stack, '--check', '--diff', stop_jobs=True)
     assert checked.returncode == 0 and 'Would stop %s, pull %s' % (VOLUME, A_DATASET) in checked.stdout, checked.stdout
     unchanged()
@@ -194,7 +202,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
         MOVED: '-',
         'syncoid:sync': '-',
     }
-    refused(move(stack, abort=True), 'No move of %s is under way' % VOLUME)
+    plan_refused(stack, 'No move of %s is under way' % VOLUME, abort=True)
 
     # It dies again as the create on B begins; the same command then finishes the move, from the journal.
     since = vm.sh('date +%s').stdout.strip()
@@ -233,8 +241,9 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     kept = vm.sh('journalctl -t zfs-dataset --since @%s --no-pager -o cat' % since).stdout
     assert 'kept %s: its data moved to %s' % (A_DATASET, B_NAME) in kept, kept
 
-    # The moved-from dataset is node A's replica of the volume now: read-only, unmounted, none of the volume's marks.
-    assert not exists(vm, A_DATASET)
+    # The moved-from dataset is node A's replica of the volume now: read-only, unmounted, none of the volume's marks;
+    # renamed whole, since it wrote nothing after the final snapshot (no copy kept aside).
+    assert not exists(vm, A_DATASET) and not exists(vm, '%s.diverged-after-%s' % (A_DATASET, final))
     assert props(vm, ON_A, 'readonly', 'mounted', MOVED, 'syncoid:sync', 'com.sun:auto-snapshot') == {
         'readonly': 'on',
         'mounted': 'no',
@@ -263,7 +272,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
 ):
     """Never two writers: node B, cut off from the server, keeps its tasks; a failover of their volumes is refused
     until they are stopped, by B's own agent after stop_on_client_after (t-fs), or by powering B off, which the
-    operator then states (t-fo)."""
+    operator then states (t-fo). Back, B becomes t-fo's standby by one command, its diverged copy kept aside."""
     a_node, b_node = two_nodes
     name, dataset = 't-fo', '%s/default/t-fo' % B_VOLUMES
     gone_after(name)
@@ -282,11 +291,17 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     cut_off(vm)
     wait_until(lambda: stack.get('/v1/node/' + b_node['ID'])['Status'] == 'down', timeout=120, why='node B down')
     fast = {'host_volume_move_fence_margin': FENCE_MARGIN}
-    early = move(stack, playbook=FAILOVER, volume='t-fs', to=a_node['Name'], **fast)
-    refused(early, 'Node %s has been down' % B_NAME)
-    assert 'its allocations %s stop themselves after stop_on_client_after' % guarded['ID'][:8] in early.stdout
+    early = plan_refused(
+        stack,
+        'Node %s has been down' % B_NAME,
+        name='t-fs',
+        to=a_node['Name'],
+        failover=True,
+        fence_margin=FENCE_MARGIN,
+    )
+    assert 'its allocations %s stop themselves after stop_on_client_after' % guarded['ID'][:8] in early
     assert task_pids(vm, first['ID'])
-    refused(move(stack, stop_jobs=True, volume=name, to=a_node['Name']), 'a planned move needs it to send the last')
+    plan_refused(stack, 'a planned move needs it to send the last', name=name, to=a_node['Name'], stop_jobs=True)
     unguarded = 'Node %s is down, but its allocations %s (t-fo.g) may still be writing to t-fo' % (
         B_NAME,
         first['ID'][:8],
@@ -306,7 +321,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     # t-fo's task outlives its agent too: still refused, until B is powered off and the operator says so.
     crash(vm)
     assert task_pids(vm, first['ID'])
-    refused(move(stack, playbook=FAILOVER, volume=name, to=a_node['Name']), unguarded)
+    plan_refused(stack, unguarded, name=name, to=a_node['Name'], failover=True)
     lose(vm)
     failed_over = move(stack, playbook=FAILOVER, volume=name, to=a_node['Name'], fenced=True)
     assert failed_over.returncode == 0, failed_over.stdout[-5000:]
