@@ -204,8 +204,11 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     }
     plan_refused(stack, 'No move of %s is under way' % VOLUME, abort=True)
 
-    # It dies again as the create on B begins; the same command then finishes the move, from the journal.
+    # It dies there again; run again, the move goes on from the journal, and dies as the create on B begins. The
+    # same command then finishes the move.
     since = vm.sh('date +%s').stdout.strip()
+    stack.playbook_killed_at(MOVE, 'Record that the step is done: send', extra=move_vars(stack, stop_jobs=True))
+    assert move_journal(stack)['done'] == 'stop'
     stack.playbook_killed_at(
         MOVE, 'Create the volume on the target node from the replica', extra=move_vars(stack, stop_jobs=True)
     )
