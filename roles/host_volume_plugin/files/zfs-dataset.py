@@ -231,9 +231,9 @@ def parse_sources(text):
 
 
 def set_aside_as(request, text):
-    """The dataset beside the volume's name that holds this volume's mark, from `zfs list -H -o name,<MARK> -d 1`
-    of the namespace's dataset: a copy the zfs_host_volume_standby module set aside (it wrote after its data moved
-    to another node), or None."""
+    """A dataset other than the volume's own that holds this volume's mark, from `zfs list -H -o name,<MARK> -r` of
+    the namespace's dataset and the replica parent: the copy zfs_host_volume_standby set aside (it wrote after the
+    volume was failed over to another node), or made this node's replica of it; None when there is none."""
     for line in text.splitlines():
         name, _sep, mark = line.partition('\t')
         if mark == request['id'] and name != request['dataset']:
@@ -429,9 +429,9 @@ class Zfs:
         argv = [ZFS, 'list', '-H', '-o', 'name,%s,%s' % (MARK, MOVED), '-t', 'filesystem,volume,snapshot', '-d', '1']
         return parse_list(self(argv + [dataset], missing_ok=True), dataset)
 
-    def marks_below(self, dataset):
-        """`zfs list -H -o name,<MARK> -d 1` of the dataset's filesystems ('' when it does not exist)."""
-        argv = [ZFS, 'list', '-H', '-o', 'name,' + MARK, '-t', 'filesystem', '-d', '1', dataset]
+    def marks_below(self, *datasets):
+        """`zfs list -H -o name,<MARK> -r` of the datasets' filesystems (none of one that does not exist)."""
+        argv = [ZFS, 'list', '-H', '-o', 'name,' + MARK, '-t', 'filesystem', '-r'] + list(datasets)
         return self(argv, missing_ok=True)
 
     def descendants(self, dataset):
@@ -529,11 +529,13 @@ def run(operation, env, conf_text, zfs, pull_targets=(), mountinfo=None):
         return created(request, zfs.read(dataset).get(dataset, {}))
     if current is None:
         # Nomad creates again at each agent start every volume its client state holds, also one the servers deleted
-        # while the node was lost: a copy of it set aside is the sign, and no empty dataset takes its place.
-        aside = set_aside_as(request, zfs.marks_below(namespace_dataset))
+        # while the node was lost: its copy, set aside or made the replica, is the sign, and no empty dataset takes
+        # its place.
+        replica_parent = read_replica_parent(conf_text)
+        aside = set_aside_as(request, zfs.marks_below(namespace_dataset, *([replica_parent] if replica_parent else [])))
         if aside:
             raise PluginError(
-                'volume %s was failed over to another node while this one was lost; its copy here was set aside as %s '
+                'volume %s was failed over to another node while this one was lost; its copy here is %s '
                 '(zfs_host_volume_standby), and it is not made again' % (request['id'], aside)
             )
     commands = plan_create(request, current)

@@ -100,17 +100,15 @@ class MemoryZfs(plugin.Zfs):
             assert args[3:6] == ['-r', '-t', 'filesystem,volume']
             names = [n for n in sorted(self.datasets) if n == args[-1] or n.startswith(args[-1] + '/')]
             return subprocess.CompletedProcess(['zfs', verb], 0, ''.join(n + '\n' for n in names), '')
-        elif args[:3] == ['-H', '-o', 'name,' + plugin.MARK]:  # the filesystems one level below a dataset
-            assert args[3:7] == ['-t', 'filesystem', '-d', '1']
-            if args[-1] not in self.datasets:
-                return subprocess.CompletedProcess(
-                    ['zfs', verb], 1, '', "cannot open '%s': dataset does not exist\n" % args[-1]
-                )
-            below = [
-                n for n in sorted(self.datasets) if n == args[-1] or re.fullmatch(re.escape(args[-1]) + '/[^/@]+', n)
-            ]
-            out = ''.join('%s\t%s\n' % (n, self.datasets[n].get(plugin.MARK, '-')) for n in below)
-            return subprocess.CompletedProcess(['zfs', verb], 0, out, '')
+        elif args[:3] == ['-H', '-o', 'name,' + plugin.MARK]:  # the filesystems of each dataset, recursively
+            assert args[3:6] == ['-t', 'filesystem', '-r']
+            out = err = ''
+            for top in args[6:]:
+                if top not in self.datasets:
+                    err += "cannot open '%s': dataset does not exist\n" % top
+                below = [n for n in sorted(self.datasets) if (n == top or n.startswith(top + '/')) and '@' not in n]
+                out += ''.join('%s\t%s\n' % (n, self.datasets[n].get(plugin.MARK, '-')) for n in below)
+            return subprocess.CompletedProcess(['zfs', verb], 1 if err else 0, out, err)
         else:
             assert args[:3] == ['-H', '-o', 'name,%s,%s' % (plugin.MARK, plugin.MOVED)] and args[-3:-1] == ['-d', '1']
             targets = args[-1:]
@@ -602,10 +600,22 @@ def test_a_volume_whose_copy_was_set_aside_is_not_made_again_empty():
     aside = DATASET + '.diverged-after-autosnap_1_hourly'
     zfs.datasets[aside] = zfs.datasets.pop(DATASET)
     del zfs.commands[:]
-    with pytest.raises(plugin.PluginError, match='its copy here was set aside as %s' % re.escape(aside)):
+    with pytest.raises(plugin.PluginError, match='its copy here is %s' % re.escape(aside)):
         run(zfs)
     assert zfs.commands == []
     assert run(zfs, DHV_VOLUME_ID=VOLUME_ID.replace('6d0f', '7e1a')) == {'path': '/' + DATASET, 'bytes': 1 << 30}
+
+
+def test_a_volume_whose_copy_became_the_replica_is_not_made_again_empty():
+    """A copy with nothing after the recovery point is renamed into the replica parent, with its mark."""
+    zfs = MemoryZfs('tank/nomad/volumes', 'tank/nomad/volumes/team-a', 'tank/nomad/replica')
+    plugin.run('create', request_env(), CONF + 'replica_parent=tank/nomad/replica\n', zfs)
+    replica = 'tank/nomad/replica/storage-1/tank/nomad/volumes/team-a/pg'
+    zfs.datasets[replica] = zfs.datasets.pop(DATASET)
+    del zfs.commands[:]
+    with pytest.raises(plugin.PluginError, match='its copy here is %s' % re.escape(replica)):
+        plugin.run('create', request_env(), CONF + 'replica_parent=tank/nomad/replica\n', zfs)
+    assert zfs.commands == []
 
 
 def test_a_replica_with_a_dataset_below_it_is_not_adopted():
