@@ -2,9 +2,9 @@
 # Copyright: nomad_zfs.csi contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
-"""A planned move's journal: where it stands, kept in a Nomad Variable of the volume's namespace, so that it
-survives the operator's machine and both nodes' agents. Run again, the move goes on from there; aborted early
-enough, everything goes back to the source.
+"""A planned move's or a failover's journal: where it stands, kept in a Nomad Variable of the volume's namespace,
+so that it survives the operator's machine and both nodes' agents. Run again, the move or failover goes on from
+there; a move aborted early enough puts everything back on the source.
 
 Nothing here is inferred from live allocations: the jobs to run again are the ones the journal says were stopped.
 """
@@ -19,6 +19,8 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanErr
 
 # The steps of a planned move, in order. Each is done again safely when a run stopped inside it.
 STEPS = ('stop', 'send', 'delete', 'create', 'start', 'turnaround')
+# A failover's: Nomad forgets the lost node's volume (forced), and the target adopts the replica.
+FAILOVER_STEPS = ('delete', 'create')
 # Until the volume leaves the source in Nomad, the source still has everything: an abort puts it back.
 ABORTABLE = ('stop', 'send')
 
@@ -28,8 +30,10 @@ def journal_path(name):
 
 
 def record(p, plan, now):
-    """The journal a new move starts with, before its first change: the variable's items (strings)."""
+    """The journal a new move or failover starts with, before its first change: the variable's items (strings)."""
+    kind = dict(kind='failover', fence=json.dumps(plan['fence'], sort_keys=True)) if p.get('failover') else {}
     return dict(
+        kind,
         to=p['to'],
         source_node=plan['source']['name'],
         source_node_id=plan['source']['id'],
@@ -41,8 +45,12 @@ def record(p, plan, now):
     )
 
 
+def steps_of(items):
+    return FAILOVER_STEPS if items.get('kind') == 'failover' else STEPS
+
+
 def done_steps(items):
-    return [step for step in items.get('done', '').split(',') if step in STEPS]
+    return [step for step in items.get('done', '').split(',') if step in steps_of(items)]
 
 
 def with_step(items, step):
@@ -62,22 +70,36 @@ def resume(p, items, volumes, target):
 
     volumes are Nomad's reads of the volumes of that name; target is Nomad's read of node p['to'].
     """
-    if items.get('to') != p['to']:
+    failover = items.get('kind') == 'failover'
+    under_way = dict(
+        what='failover' if failover else 'move',
+        name=p['name'],
+        to=items.get('to'),
+        done=', '.join(done_steps(items)) or 'nothing',
+        abort='' if failover else ', or give it up with -e abort=true',
+    )
+    if failover != bool(p.get('failover')) or items.get('to') != p['to']:
         refuse(
-            'A move of %s to %s is under way (done: %s); run it again with -e to=%s to finish it, or with '
-            '-e abort=true to give it up.' % (p['name'], items.get('to'), ', '.join(done_steps(items)) or 'nothing',
-                                              items.get('to'))
-        )  # fmt: skip
+            'A %(what)s of %(name)s to %(to)s is under way (done: %(done)s); run '
+            'playbooks/%(what)s_host_volume.yml again with -e to=%(to)s to finish it%(abort)s.' % under_way
+        )
     vol = json.loads(items['volume'])
     done = done_steps(items)
     on_source = [v for v in volumes if v.get('ID') == vol['id']]
     on_target = [v for v in volumes if target and v.get('NodeID') == target.get('ID')]
     # What Nomad shows outranks the journal: a run stopped between a change and its record made the change.
+    steps = steps_of(items)
     if not on_source:
-        done = sorted(set(done) | set(('stop', 'send', 'delete')), key=STEPS.index)
+        done = sorted(set(done) | set(('stop', 'send', 'delete')) & set(steps), key=steps.index)
     if on_target:
-        done = sorted(set(done) | set(('stop', 'send', 'delete', 'create')), key=STEPS.index)
-    left = [step for step in STEPS if step not in done]
+        done = sorted(set(done) | set(('stop', 'send', 'delete', 'create')) & set(steps), key=steps.index)
+    left = [step for step in steps if step not in done]
+    if p.get('abort') and failover:
+        refuse(
+            'A failover is not given up. If Nomad still has %s on %s (done: %s), nothing was changed: delete the '
+            'variable %s to forget it. Otherwise run the failover again to finish it.'
+            % (p['name'], items.get('source_node'), ', '.join(done) or 'nothing', journal_path(p['name']))
+        )
     if p.get('abort'):
         if 'delete' in done:
             refuse(
@@ -89,6 +111,7 @@ def resume(p, items, volumes, target):
         left = ['unmark', 'start']
     return dict(
         volume=vol,
+        fence=json.loads(items['fence']) if failover else None,
         jobs=json.loads(items['jobs']),
         data=json.loads(items['data']),
         source_node_id=items.get('source_node_id'),

@@ -15,6 +15,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import (
+    FAILOVER_STEPS,
     STEPS,
     journal_path,
     record,
@@ -322,7 +323,8 @@ def _journaled(result, p, now):
 
 
 def _plan_resumed(p, journal, volumes, nodes, now):
-    """A move its journal says is under way: the steps left, from the journal and what Nomad holds now."""
+    """A move or failover its journal says is under way: the steps left, from the journal and what Nomad holds now.
+    A failover stays as fenced as its journal says it was when it began."""
     by_name = dict((n.get('Name'), n) for n in nodes)
     target = by_name.get(p['to'])
     r = resume(p, journal, volumes, target)
@@ -341,7 +343,7 @@ def _plan_resumed(p, journal, volumes, nodes, now):
         )
     if refusal:
         refuse(refusal)
-    data = r['data']
+    data, extra = r['data'], {}
     if p.get('source_read'):
         # Fresh reads of what a stopped turnaround may have changed.
         back = _back_pulls(p['source_read'], data['target_parent'])
@@ -351,7 +353,10 @@ def _plan_resumed(p, journal, volumes, nodes, now):
             back_pulls=len(back),
             dataset_exists=bool((p['source_read'].get('dataset') or {}).get('exists')),
         )
+    if r['fence']:
+        extra['fence'] = r['fence']
     result = dict(
+        extra,
         volume=dict(r['volume'], allocations=[]),
         source=summary(source)
         if source
@@ -446,7 +451,7 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
         raise PlanError('fence_margin is %d; give 0 or more seconds.' % p['fence_margin'])
     if p.get('rejoin'):
         return _plan_rejoin(p, volumes, nodes)
-    if journal and not p['failover']:
+    if journal:
         return _plan_resumed(p, journal, volumes, nodes, now)
     if p.get('abort'):
         refuse(
@@ -482,6 +487,7 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
         result['data'] = plan_data(
             p, result['volume'], result['source'], result['target'], p.get('source_read'), p['target_read'], now
         )
-        if not p['failover']:
-            result = _journaled(result, p, now)
+        if p['failover']:
+            result['steps'] = list(FAILOVER_STEPS)
+        result = _journaled(result, p, now)
     return result

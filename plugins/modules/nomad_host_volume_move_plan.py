@@ -21,6 +21,8 @@ description:
     volume as it was, the jobs it stopped, its datasets and the steps done. When one is under way this module reads
     it and returns the steps left (RV(steps)), from the journal and what Nomad holds now; with O(abort), the steps
     that put everything back on the source, which it refuses once the volume has left the source in Nomad.
+  - A failover keeps one too (its steps C(delete) and C(create), and how the lost node was fenced, which a failover
+    run again keeps). It is not given up, and a move and a failover of one volume never cross.
   - A move run again after it finished finds the volume on O(to) and returns no step.
   - It refuses an unknown or ambiguous volume or node; a target that is not ready and eligible, or lacks the volume's
     plugin; for a move, a source node that is not ready, and a volume in use unless O(stop_jobs).
@@ -202,7 +204,7 @@ def read(module):
     allocations = []
     if p['failover'] and not p['rejoin'] and len(volumes) == 1:
         allocations = client.get('node/%s/allocations' % volumes[0].get('NodeID'), missing_ok=True) or []
-    journal = None if p['failover'] or p['rejoin'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
+    journal = None if p['rejoin'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
     items = (journal or {}).get('Items')
     return dict(changed=False, **plan_move(p, volumes, nodes, allocations, time.time(), items))
 

@@ -79,6 +79,46 @@ def test_abort_once_the_volume_left_the_source_is_refused(done, volumes):
 
 
 def test_a_move_under_way_to_another_node_is_named_with_both_ways_out():
-    with pytest.raises(PlanError, match=r'A move of pgdata to storage-2 is under way \(done: stop\); run it again '
-                                        r'with -e to=storage-2 to finish it, or with -e abort=true'):  # fmt: skip
+    with pytest.raises(PlanError, match=r'A move of pgdata to storage-2 is under way \(done: stop\); run '
+                                        r'playbooks/move_host_volume.yml again with -e to=storage-2 to finish it, or '
+                                        r'give it up with -e abort=true'):  # fmt: skip
         resume(dict(P, to='storage-3'), journal('stop'), ON_SOURCE, TARGET)
+
+
+FENCE = {'how': 'fenced'}
+
+
+def failover_journal(*done):
+    items = record(dict(P, failover=True), dict(PLAN, fence=FENCE), 1795699200)
+    for step in done:
+        items = with_step(items, step)
+    return items
+
+
+@pytest.mark.parametrize(
+    'done, volumes, left',
+    [
+        ((), ON_SOURCE, ['delete', 'create']),
+        # Stopped after Nomad forgot the lost node's volume, before the journal said so: the create is left.
+        ((), [], ['create']),
+        (('delete',), [], ['create']),
+        # Stopped after the create, before the journal closed: nothing is left but closing it.
+        (('delete',), ON_TARGET, []),
+    ],
+    ids=['before-delete', 'deleted-unrecorded', 'after-delete', 'created-unrecorded'],
+)
+def test_run_again_a_failover_goes_on_from_where_it_stopped(done, volumes, left):
+    resumed = resume(dict(P, failover=True), failover_journal(*done), volumes, TARGET)
+    assert resumed['steps'] == left and resumed['fence'] == FENCE and resumed['volume'] == VOLUME
+
+
+def test_a_failover_under_way_is_finished_not_given_up_nor_crossed_by_a_move():
+    items = failover_journal()
+    assert items['kind'] == 'failover' and json.loads(items['fence']) == FENCE
+    with pytest.raises(PlanError, match='A failover is not given up. If Nomad still has pgdata on storage-1'):
+        resume(dict(P, failover=True, abort=True), items, ON_SOURCE, TARGET)
+    with pytest.raises(PlanError, match='A failover of pgdata to storage-2 is under way .* run '
+                                        'playbooks/failover_host_volume.yml again with -e to=storage-2'):  # fmt: skip
+        resume(P, items, ON_SOURCE, TARGET)
+    with pytest.raises(PlanError, match='A move of pgdata to storage-2 is under way'):
+        resume(dict(P, failover=True), journal('stop'), ON_SOURCE, TARGET)

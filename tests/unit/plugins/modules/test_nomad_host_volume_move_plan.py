@@ -374,3 +374,17 @@ def test_what_keeps_a_returned_node_from_rejoining_is_refused(run_main, failed_o
     )
     failed_over.objects['node/n1']['Status'] = 'down'
     refused(rejoin(run_main), 'Node storage-1 is down: start its agent again')
+
+
+def test_a_failover_keeps_a_journal_and_run_again_goes_on_from_it(run_main, marked):
+    lost(marked, allocations=[allocation('a1', 'lost')])
+    first = plan(run_main, failover=True, fenced=True, target_read=target_read())
+    assert first['steps'] == ['delete', 'create'] and first['journal']['kind'] == 'failover'
+    assert first['journal_after']['delete']['done'] == 'delete' and first['fence']['how'] == 'fenced'
+    # Stopped after Nomad forgot the volume, before its record: the create is left, fenced as it was.
+    marked.objects['var/nomad-zfs-csi/moves/pgdata'] = {'Items': first['journal']}
+    marked.objects['volumes'] = []
+    again = plan(run_main, failover=True, target_read=target_read())
+    assert again['resumed'] and again['steps'] == ['create'] and again['fence'] == first['fence']
+    assert again['data']['replica'] == first['data']['replica']
+    refused(plan(run_main, stop_jobs=True), 'A failover of pgdata to storage-2 is under way (done: nothing)')
