@@ -101,6 +101,8 @@ def read(module, names):
 def work(module):
     p = module.params
     module.check_name('dataset')
+    if p['state'] == 'marked' and not p['moved_to']:
+        raise PlanError('moved_to is required with state=marked: name the Nomad node the volume moves to.')
     if p['final'] is not None and not re.match(r'^[A-Za-z0-9_.:-]+$', p['final']):
         raise PlanError("final %r is not a snapshot's short name; give the part after '@'." % p['final'])
     snapshot = '%s@%s' % (p['dataset'], p['final']) if p['final'] else None

@@ -56,7 +56,11 @@ def test_check_mode_predicts_and_runs_one_zfs_get(run_main, zfs):
 def test_it_freezes_snapshots_and_answers_the_guid_then_has_nothing_left(run_main, zfs):
     result = run_main(zfs_host_volume_source, ARGS)
     assert [argv[0] for argv in zfs['ran']] == ['get', 'set', 'snapshot', 'get']
-    guid = [line.split('\t')[2] for line in captured('marked')[0].splitlines() if line.startswith(DATASET + '@')]
+    guid = [
+        line.split('\t')[2]
+        for line in captured('marked')[0].splitlines()
+        if line.startswith(DATASET + '@') and '\tguid\t' in line
+    ]
     assert result['changed'] and [result['final_guid']] == guid
     zfs['ran'][:] = []
     again = run_main(zfs_host_volume_source, ARGS)
@@ -69,7 +73,7 @@ def test_it_freezes_snapshots_and_answers_the_guid_then_has_nothing_left(run_mai
     [
         ({'dataset': 'tank/../x'}, "dataset 'tank/../x'"),
         ({'final': 'pg@x'}, "final 'pg@x' is not a snapshot's short name"),
-        ({'moved_to': None}, 'state is marked but all of the following are missing: moved_to'),
+        ({'moved_to': ''}, 'moved_to is required with state=marked'),
     ],
 )
 def test_bad_input_is_named_and_nothing_runs(run_main, zfs, changes, message):
