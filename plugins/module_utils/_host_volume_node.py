@@ -15,6 +15,9 @@ __metaclass__ = type
 # and the node its data moved to.
 MARK = 'nomad-zfs-csi:host-volume-id'
 MOVED = 'nomad-zfs-csi:moved-to'
+# What the zfs_replication role's schedules read on each dataset: sanoid's snapshots and syncoid's pulls.
+SNAPSHOTS = 'com.sun:auto-snapshot'
+SYNC = 'syncoid:sync'
 # The name of a move's final snapshot starts so.
 MOVE_SNAPSHOT = 'nomad-zfs-csi-move_'
 # What `zfs list -o` reads of each dataset and snapshot, in this order.

@@ -16,11 +16,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import MOVED
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import MOVED, SNAPSHOTS, SYNC
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 
-SYNC = 'syncoid:sync'
-SNAPSHOTS = 'com.sun:auto-snapshot'
 # Read with one zfs get of the dataset and its final snapshot, with their sources.
 READ = ('readonly', SNAPSHOTS, MOVED, SYNC, 'guid')
 # What a move sets on the source, each dropped again (inherited) when the move is given up.

@@ -22,7 +22,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import MOVED
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import MOVED, SNAPSHOTS, SYNC
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import parse_listing as parse_node_listing
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_names import pool_of
@@ -31,7 +31,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_names import po
 COLUMNS = ('name', 'type', 'guid', 'origin', 'written', 'mounted', MOVED)
 # What a replica keeps of its life as a volume and must not keep: the moved mark, the move's sync and snapshot
 # switches, and its read-only flag (the replica parent's own applies).
-VOLUME_ONLY = (MOVED, 'syncoid:sync', 'com.sun:auto-snapshot', 'readonly')
+VOLUME_ONLY = (MOVED, SYNC, SNAPSHOTS, 'readonly')
 
 
 def aside_name(dataset, common):

@@ -86,6 +86,14 @@ class Zfs(object):
             raise ZfsError(['zfs'] + list(args), rc, err)
         return rc, out, err
 
+    def listing(self, args, names):
+        """`zfs <args> <names>` (a list), whose output names only those of names that exist: zfs reports each missing
+        one on stderr and exits 1, which is no error here. Other errors raise ZfsError."""
+        rc, out, err = self.run(list(args) + list(names), check=False)
+        if rc != 0 and not all(is_missing(line) for line in err.splitlines() if line.strip()):
+            raise ZfsError(['zfs'] + list(args) + list(names), rc, err)
+        return out
+
     def get(self, names, properties='all', types=None, depth=None):
         """Read properties of existing datasets in one process.
 

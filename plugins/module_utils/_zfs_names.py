@@ -47,6 +47,11 @@ def dataset_name_error(name):
     return None
 
 
+def is_snapshot_short_name(name):
+    """Whether name can be what follows '@' in a snapshot's name (one component, no '@' or '/')."""
+    return bool(re.match(r'^[A-Za-z0-9_.:-]+$', name))
+
+
 def pool_of(name):
     return name.split('/', 1)[0]
 

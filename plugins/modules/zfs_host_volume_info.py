@@ -98,7 +98,6 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node im
     parse_pull,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import ZfsError, is_missing
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
 
 
@@ -126,11 +125,8 @@ def read(module):
     names = candidates(conf, pulls, p['namespace'], p['name'])
     listing = {}
     if names:
-        args = ['list', '-H', '-p', '-o', ','.join(COLUMNS), '-t', 'filesystem,volume,snapshot', '-d', '1'] + names
-        rc, out, err = module.zfs.run(args, check=False)
-        if rc != 0 and not all(is_missing(line) for line in err.splitlines() if line.strip()):
-            raise ZfsError(['zfs'] + args, rc, err)
-        listing = parse_listing(out)
+        args = ['list', '-H', '-p', '-o', ','.join(COLUMNS), '-t', 'filesystem,volume,snapshot', '-d', '1']
+        listing = parse_listing(module.zfs.listing(args, names))
     view = node_view(conf, pulls, listing, p['namespace'], p['name'])
     return dict(changed=False, **view)
 

@@ -81,21 +81,16 @@ commands:
   elements: list
 """
 
-import re
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_source import READ, plan
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import ZfsError, is_missing, parse_get
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_names import is_snapshot_short_name
 
 
 def read(module, names):
-    """parse_get of those of names that exist, with one zfs get."""
-    args = ['get', '-H', '-p', '-o', 'name,property,value,source', ','.join(READ)] + names
-    rc, out, err = module.zfs.run(args, check=False)
-    if rc != 0 and not all(is_missing(line) for line in err.splitlines() if line.strip()):
-        raise ZfsError(['zfs'] + args, rc, err)
-    return parse_get(out)
+    """{name: {property: (value, source)}} of those of names that exist, with one zfs get."""
+    return module.zfs.get(names, READ)[0]
 
 
 def work(module):
@@ -103,7 +98,7 @@ def work(module):
     module.check_name('dataset')
     if p['state'] == 'marked' and not p['moved_to']:
         raise PlanError('moved_to is required with state=marked: name the Nomad node the volume moves to.')
-    if p['final'] is not None and not re.match(r'^[A-Za-z0-9_.:-]+$', p['final']):
+    if p['final'] is not None and not is_snapshot_short_name(p['final']):
         raise PlanError("final %r is not a snapshot's short name; give the part after '@'." % p['final'])
     snapshot = '%s@%s' % (p['dataset'], p['final']) if p['final'] else None
     props = read(module, [p['dataset']] + ([snapshot] if snapshot else []))

@@ -98,8 +98,8 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_standby
     plan,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_cli import ZfsError, is_missing
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_module import ZfsModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_names import is_snapshot_short_name
 
 
 def read(module):
@@ -108,10 +108,7 @@ def read(module):
     p = module.params
     names = [p['dataset'], p['replica'], aside_name(p['dataset'], p['common'])]
     args = ['list', '-H', '-p', '-o', ','.join(COLUMNS), '-t', 'filesystem,volume,snapshot', '-s', 'createtxg']
-    rc, out, err = module.zfs.run(args + ['-d', '1'] + names, check=False)
-    if rc != 0 and not all(is_missing(line) for line in err.splitlines() if line.strip()):
-        raise ZfsError(['zfs'] + args + names, rc, err)
-    listing = parse_listing(out)
+    listing = parse_listing(module.zfs.listing(args + ['-d', '1'], names))
     local = []
     if p['replica'] in listing:
         out = module.zfs.run(['get', '-H', '-o', 'property', '-s', 'local', ','.join(VOLUME_ONLY), p['replica']])[1]
@@ -123,7 +120,7 @@ def work(module):
     p = module.params
     for field in ('dataset', 'replica'):
         module.check_name(field)
-    if not re.match(r'^[A-Za-z0-9_.:-]+$', p['common']):
+    if not is_snapshot_short_name(p['common']):
         raise PlanError("common %r is not a snapshot's short name; give the part after '@'." % p['common'])
     if p['common_guid'] is not None and not re.match(r'^[0-9]+$', p['common_guid']):
         raise PlanError('common_guid %r is not a guid; give the number zfs get guid prints.' % p['common_guid'])
