@@ -21,8 +21,11 @@ CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nom
 BIN = Path(sys.executable).parent
 # Counts every zfs process a module starts; the modules find it first on PATH. Other users (syncoid as the
 # replication user) cannot write root's log, and their zfs must print nothing of the wrapper's: syncoid reads
-# `zfs get`'s first line, stderr included.
-ZFS_WRAPPER = '#!/bin/sh\n{ echo "$*" >> /run/zfs-calls.log; } 2>/dev/null\nexec /usr/sbin/zfs "$@"\n'
+# `zfs get`'s first line, stderr included. A task run with NZC_CASE in its environment has its calls prefixed
+# with "<NZC_CASE>: ", so that one play of many cases tells each case's calls apart.
+ZFS_WRAPPER = (
+    '#!/bin/sh\n{ echo "${NZC_CASE:+$NZC_CASE: }$*" >> /run/zfs-calls.log; } 2>/dev/null\nexec /usr/sbin/zfs "$@"\n'
+)
 # Space accounting moves on its own; everything else must stay put when nothing is changed.
 VOLATILE = {
     'used',
