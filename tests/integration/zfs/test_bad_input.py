@@ -157,8 +157,12 @@ def test_bad_input_changes_nothing(bad_input, case, module, args, message):
     # Pure argument errors are caught before any zfs process runs.
     if 'name' in message[:6] or 'is not a size' in message or 'newline' in message:
         assert calls == []
-    else:
-        assert calls, 'no zfs call of %s was logged: the prefix that tells the cases apart is lost' % case
+
+
+def test_each_cases_zfs_calls_are_told_apart(bad_input):
+    """What makes the checks above able to fail: the calls of the cases that read are found under their prefix."""
+    cases = set(c.split(': ', 1)[0] for c in bad_input['calls'] if ': ' in c)
+    assert {'missing_parent', 'missing_dataset', 'undefined_set'} <= cases, bad_input['calls']
 
 
 def test_zfs_not_installed(vm, run_module, base):
