@@ -16,6 +16,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
 COLLECTIONS = REPO / 'build' / 'collections'
+# The collection's one version (galaxy.yml), which the zfs-dataset plugin's fingerprint reports.
+VERSION = re.search(r'^version: (\S+)$', (REPO / 'galaxy.yml').read_text(), re.M).group(1)
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 # The Ansible that belongs to the interpreter running the tests.
 BIN = Path(sys.executable).parent
