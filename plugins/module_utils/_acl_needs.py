@@ -5,8 +5,8 @@
 """What Nomad checks before each API call the modules make, so a 403 can name the missing capability.
 
 Read from Nomad v1.11.3's own checks (nomad/csi_endpoint.go, job_endpoint.go, variables_endpoint.go,
-namespace_endpoint.go, host_volume_endpoint.go, node_endpoint.go, command/agent/job_endpoint.go for the parse call); the
-README's ACL table is the same.
+namespace_endpoint.go, host_volume_endpoint.go, task_group_host_volume_claim_endpoint.go, node_endpoint.go,
+command/agent/job_endpoint.go for the parse call); the README's ACL table is the same.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,6 +32,10 @@ NEEDS = (
     ),
     ('get', r'job/[^/]+(/allocations)?', 'read-job in namespace %(ns)s'),
     ('delete', r'job/[^/]+', 'submit-job (or deregister-job, or purge-job to purge) in namespace %(ns)s'),
+    # The host volume list filters out what host-volume-read does not allow (an empty list, never a 403).
+    ('get', r'volumes\?type=host', 'host-volume-read in namespace %(ns)s'),
+    ('get', r'volumes/claims', 'host-volume-read in namespace %(ns)s'),
+    ('delete', r'volumes/claim/[^/]+', 'host-volume-delete in namespace %(ns)s'),
     (
         'get',
         r'volumes(/snapshot)?',
@@ -57,9 +61,13 @@ NEEDS = (
 )
 
 
-def needed(method, path, namespace):
-    """What Nomad needs for this call, worded for an error message; None for a call not in the table."""
+def needed(method, path, namespace, params=None):
+    """What Nomad needs for this call, worded for an error message; None for a call not in the table. The volume
+    list's type (params) is matched as part of its path, since CSI and host volumes share the endpoint."""
+    path = path.strip('/')
+    if path == 'volumes' and (params or {}).get('type') == 'host':
+        path += '?type=host'
     for methods, pattern, needs in NEEDS:
-        if method in methods.split('|') and re.match('^(%s)$' % pattern, path.strip('/')):
+        if method in methods.split('|') and re.match('^(%s)$' % pattern, path):
             return needs % {'ns': namespace}
     return None

@@ -35,7 +35,8 @@ def read_json(path, what):
 
 def validated_items(raw, options, key, no_log_values):
     """[(label, item)] each checked against options, as the one-volume form's argument spec would; the first bad item
-    or a key given twice raises PlanError naming it.
+    or a key given twice raises PlanError naming it. key is the field that names a volume, or a tuple of the fields
+    that do together.
 
     The values of the items' no_log options join no_log_values (the module's, which Ansible masks in every result)
     before anything can show them, in an error or in the result, also for items that came from a file.
@@ -47,9 +48,12 @@ def validated_items(raw, options, key, no_log_values):
         if validated.error_messages:
             raise PlanError(label + ' '.join(validated.error_messages))
         item = validated.validated_parameters
-        if item[key] in seen:
-            raise PlanError('%s%s %s is given twice; give each volume once.' % (label, key, item[key]))
-        seen.add(item[key])
+        keys = key if isinstance(key, tuple) else (key,)
+        identity = tuple(item[k] for k in keys)
+        if identity in seen:
+            named = ' '.join('%s %s' % (k, item[k]) for k in keys if item[k] is not None)
+            raise PlanError('%s%s is given twice; give each volume once.' % (label, named))
+        seen.add(identity)
         out.append((label, item))
     return out
 

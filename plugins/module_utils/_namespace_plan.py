@@ -18,12 +18,21 @@ def requested(p, current=None):
     """The API body for namespace p['name']: current (Nomad's read, or None) with the fields the module owns set.
 
     Nomad stores a namespace as it is sent, so what the module does not manage (network modes, Vault and Consul
-    defaults, a quota, node pools when node_pool_config is left out) is carried over, or the write would drop it.
+    defaults, a quota, node pools when node_pool_config is left out, and any option left out) is carried over, or
+    the write would drop it.
     """
     body = dict((k, v) for k, v in (current or {}).items() if k not in READ_ONLY)
+    body['Name'] = p['name']
+    # A field left out (None) is kept as Nomad has it: a run that does not name it does not manage it.
+    for field, key in (('description', 'Description'), ('meta', 'Meta')):
+        if p[field] is not None:
+            body[key] = p[field]
     capabilities = dict(body.get('Capabilities') or {})
-    capabilities.update(EnabledTaskDrivers=p['enabled_task_drivers'], DisabledTaskDrivers=p['disabled_task_drivers'])
-    body.update(Name=p['name'], Description=p['description'], Meta=p['meta'], Capabilities=capabilities)
+    for field, key in (('enabled_task_drivers', 'EnabledTaskDrivers'), ('disabled_task_drivers', 'DisabledTaskDrivers')):
+        if p[field] is not None:
+            capabilities[key] = p[field]
+    if capabilities:
+        body['Capabilities'] = capabilities
     pools = p.get('node_pool_config')
     if pools is not None:
         body['NodePoolConfiguration'] = {

@@ -91,7 +91,7 @@ class NomadClient(object):
             msg = 'Nomad at %s: %s %s not found (404): %s' % (self.addr, method.upper(), path, _body(e))
             raise NomadError(msg, 404, _text(e))
         except nomad.api.exceptions.URLNotAuthorizedNomadException as e:
-            needs = needed(method, path, query['namespace'])
+            needs = needed(method, path, query['namespace'], query)
             raise NomadError(
                 'Nomad at %s answered %s to %s %s: %s. Give nomad_token (or NOMAD_TOKEN) a policy with %s.'
                 % (

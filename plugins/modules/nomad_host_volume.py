@@ -44,8 +44,10 @@ options:
     description:
       - Many volumes, each a dictionary of this module's options for one volume, which is then required to have
         O(volumes[].name). The options for one volume cannot be given beside O(volumes).
-      - Every item is checked before Nomad is called, so a bad item changes nothing. Nomad is asked for its list of
-        host volumes once; each listed volume that is to stay is read, and only what differs is written.
+      - Every item is checked before Nomad is called, and every item is planned before the first write, so a bad
+        item, or one that Nomad's state refuses (a change that cannot be made), changes nothing. Nomad is asked for
+        its list of host volumes once; each listed volume that is to stay is read, and only what differs is written.
+      - A name may be given once per O(volumes[].node_id), so one name can be declared on several nodes.
     type: list
     elements: dict
     suboptions:
@@ -315,13 +317,18 @@ def wait_ready(client, volume_id, timeout):
     return volume
 
 
-def converge_one(module, p, capacity, listed):
-    """One volume from Nomad's list: read it, plan, apply unless in check mode; (entry, plan)."""
+def plan_one(module, p, capacity, listed):
+    """One volume from Nomad's list: read it and plan; (current, plan). Nothing is written."""
     client = module.client
     stub = find(listed, p['name'], p['node_id'])
     current = client.get('volume/host/' + stub['ID']) if stub and p['state'] == 'present' else stub
     claims = client.get('volumes/claims', params={'volume_name': p['name']}) if stub and p['state'] == 'deleted' else []
-    plan = plan_host_volume(p, capacity, current, claims)
+    return current, plan_host_volume(p, capacity, current, claims)
+
+
+def apply_one(module, p, current, plan):
+    """A planned volume's writes unless in check mode, and its entry in the result."""
+    client = module.client
     entry = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
     answers = module.apply(
         plan.steps, call=lambda method, path, kwargs: write(client, method, path, kwargs, p), what=p['name']
@@ -330,14 +337,15 @@ def converge_one(module, p, capacity, listed):
         current = wait_ready(client, answers[-1]['Volume']['ID'], p['timeout'])
     if p['state'] == 'present':
         entry['volume'] = shown(plan.predicted if plan.steps and module.check_mode else current)
-    return entry, plan
+    return entry
 
 
 def converge(module):
     p = module.params
     capacity = check_input(p)
     listed = module.client.get('volumes', params={'type': 'host', 'prefix': p['name']})
-    result, plan = converge_one(module, p, capacity, listed)
+    current, plan = plan_one(module, p, capacity, listed)
+    result = apply_one(module, p, current, plan)
     if module._diff:
         result['diff'] = dict(before=plan.before, after=plan.after)
     return result
@@ -363,7 +371,8 @@ def bulk_items(module):
             for i, item in enumerate(doc['volumes'])
         ]
     checked = []
-    for label, item in validated_items(raw, VOLUME_OPTIONS, 'name', module.no_log_values):
+    # One name may be on several nodes (a system job's volume on each), once per node.
+    for label, item in validated_items(raw, VOLUME_OPTIONS, ('name', 'node_id'), module.no_log_values):
         item.update(namespace=p['namespace'], timeout=p['timeout'])
         try:
             checked.append((item, check_input(item)))
@@ -373,13 +382,15 @@ def bulk_items(module):
 
 
 def converge_many(module):
-    """Many volumes: one list call, a read of each listed volume that is to stay, then the writes."""
+    """Many volumes: one list call, a read of each listed volume that is to stay, every item planned, and only
+    then the writes, so that a refusal of any item comes before anything is written."""
     items = bulk_items(module)
     listed = module.client.get('volumes', params={'type': 'host'})
+    planned = [(item,) + plan_one(module, item, capacity, listed) for item, capacity in items]
     entries = []
-    for item, capacity in items:
-        entry, plan = converge_one(module, item, capacity, listed)
-        entries.append((item['name'], dict(entry, name=item['name']), plan))
+    for item, current, plan in planned:
+        entry = dict(apply_one(module, item, current, plan), name=item['name'])
+        entries.append((item['name'], entry, plan))
     return bulk_result(entries, module._diff)
 
 

@@ -47,6 +47,8 @@ options:
       - Each variable may be set once, here or in a file; Nomad's parser refuses a second value and names it
         (C(Attribute redefined)).
       - Ignored for a JSON job, which has no variables.
+      - Values are often secrets, so they are kept out of the logged invocation and of results (C(no_log)); the
+        job Nomad stores still holds what its text interpolates.
     type: dict
     default: {}
   variable_files:
@@ -71,6 +73,8 @@ options:
       - Wait until the allocations of the job's current version are running (and healthy, where the job has
         health checks). For a V(batch) or V(sysbatch) job, wait until they have completed, and fail with the
         reason of any that ended otherwise (its task's last events).
+      - A group scaled to 0 is not waited for. A periodic or parameterized job is registered without waiting, since
+        it places nothing until its clock or a dispatch starts a child job.
       - With O(state=absent), wait until the job has no allocation pending or running.
     type: bool
     default: true
@@ -213,13 +217,15 @@ def settled(alloc, batch):
 
 
 def wait_done(module, client, job, version):
-    """The allocations of job version once each runs (a batch job's: once each completed); fails with their
-    last events when that does not come within wait_timeout, or when a batch allocation ends otherwise."""
+    """The allocations of job version once each runs (a batch job's: once each completed); PlanError with their
+    last events when that does not come within wait_timeout, or when a batch allocation ends otherwise (the
+    module's run() then reports the register as changed and written)."""
     job_id, timeout = job['ID'], module.params['wait_timeout']
     batch = job.get('Type') in BATCH_TYPES
-    # A system job runs wherever it fits; other jobs must place every counted allocation.
+    # A system job runs wherever it fits; other jobs must place every counted allocation (none for groups
+    # scaled to 0).
     counts = [1 if tg.get('Count') is None else tg['Count'] for tg in job['TaskGroups']]
-    wanted = 1 if job.get('Type') in ('system', 'sysbatch') else max(sum(counts), 1)
+    wanted = 1 if job.get('Type') in ('system', 'sysbatch') else sum(counts)
     allocs, done = poll_until(
         lambda: current_allocations(client, job_id, version),
         lambda allocs: len(allocs) >= wanted and all(settled(a, batch) for a in allocs),
@@ -232,26 +238,24 @@ def wait_done(module, client, job, version):
             for a in allocs
         ]
     if len(allocs) < wanted:
-        module.fail_json(
-            msg='job %s version %d placed %d of %d allocations within %ds; run `nomad job status %s` to '
+        raise PlanError(
+            'job %s version %d placed %d of %d allocations within %ds; run `nomad job status %s` to '
             'see why (no eligible node, distinct_hosts, constraint or node pool).'
-            % (job_id, version, len(allocs), wanted, timeout, job_id),
-            job_id=job_id,
+            % (job_id, version, len(allocs), wanted, timeout, job_id)
         )
     ended = (
         'did not complete'
         if done
         else ('has not completed after %ds' if batch else 'is not running after %ds') % timeout
     )
-    module.fail_json(
-        msg='job %s version %d %s: %s'
+    raise PlanError(
+        'job %s version %d %s: %s'
         % (
             job_id,
             version,
             ended,
             ' | '.join('%s %s (%s)' % (a['ID'][:8], a['ClientStatus'], last_events(a)) for a in failed or allocs),
-        ),
-        job_id=job_id,
+        )
     )
 
 
@@ -267,16 +271,14 @@ def wait_stopped(module, client, job_id):
         module.params['wait_timeout'],
     )
     if not done:
-        module.fail_json(
-            msg='job %s is stopped, but after %ds these allocations still run: %s. Check their nodes (nomad alloc '
+        raise PlanError(
+            'job %s is stopped, but after %ds these allocations still run: %s. Check their nodes (nomad alloc '
             'status <id>).'
             % (
                 job_id,
                 module.params['wait_timeout'],
                 ', '.join('%s on %s (%s)' % (a['ID'][:8], a.get('NodeName'), a['ClientStatus']) for a in live),
-            ),
-            job_id=job_id,
-            changed=bool(module.written),
+            )
         )
 
 
@@ -332,7 +334,7 @@ def main():
             purge=dict(type='bool', default=False),
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=300),
-            variables=dict(type='dict', default={}),
+            variables=dict(type='dict', default={}, no_log=True),
             variable_files=dict(type='list', elements='path', default=[]),
         ),
         required_one_of=[('src', 'content', 'job_id')],
@@ -370,7 +372,10 @@ def converge(module, job):
     else:
         result['version'] = client.get('job/' + job_id)['Version']
     if p['wait'] and not module.check_mode:
-        result['allocations'] = wait_done(module, client, job, result['version'])
+        # A periodic or parameterized job places nothing when registered: its runs are child jobs, started by the
+        # clock or by a dispatch.
+        launched = job.get('Periodic') or job.get('ParameterizedJob')
+        result['allocations'] = [] if launched else wait_done(module, client, job, result['version'])
     return result
 
 

@@ -28,23 +28,28 @@ options:
     type: str
     required: true
   description:
-    description: Human-readable description.
+    description:
+      - Human-readable description.
+      - Left out, the namespace's description is kept as it is (empty for a new one).
     type: str
-    default: ''
   meta:
-    description: Key/value metadata; values are strings.
+    description:
+      - Key/value metadata; values are strings. The whole map is managed; V({}) removes every key.
+      - Left out, the namespace's meta is kept as it is, so that meta set elsewhere survives a run that does not
+        name it.
     type: dict
-    default: {}
   enabled_task_drivers:
-    description: If not empty, jobs in the namespace may use only these task drivers.
+    description:
+      - If not empty, jobs in the namespace may use only these task drivers.
+      - Left out, kept as it is.
     type: list
     elements: str
-    default: []
   disabled_task_drivers:
-    description: Task drivers jobs in the namespace may not use.
+    description:
+      - Task drivers jobs in the namespace may not use.
+      - Left out, kept as it is.
     type: list
     elements: str
-    default: []
   node_pool_config:
     description:
       - The namespace's default node pool and the pools its jobs may or may not use.
@@ -123,10 +128,10 @@ def check_input(p):
         raise PlanError('name %r is not a Nomad namespace; use 1 to 128 letters, digits and "-".' % p['name'])
     if p['state'] == 'absent' and p['name'] == 'default':
         raise PlanError('the default namespace cannot be removed; name another namespace.')
-    bad = sorted(k for k, v in p['meta'].items() if not isinstance(v, str))
+    bad = sorted(k for k, v in (p['meta'] or {}).items() if not isinstance(v, str))
     if bad:
         raise PlanError('meta: values must be strings; quote the value of %s.' % ', '.join(bad))
-    both = sorted(set(p['enabled_task_drivers']) & set(p['disabled_task_drivers']))
+    both = sorted(set(p['enabled_task_drivers'] or []) & set(p['disabled_task_drivers'] or []))
     if both:
         raise PlanError('%s is in enabled_task_drivers and disabled_task_drivers; keep it in one.' % ', '.join(both))
 
@@ -146,10 +151,10 @@ def main():
     module = NomadModule(
         argument_spec=dict(
             name=dict(type='str', required=True),
-            description=dict(type='str', default=''),
-            meta=dict(type='dict', default={}),
-            enabled_task_drivers=dict(type='list', elements='str', default=[]),
-            disabled_task_drivers=dict(type='list', elements='str', default=[]),
+            description=dict(type='str'),
+            meta=dict(type='dict'),
+            enabled_task_drivers=dict(type='list', elements='str'),
+            disabled_task_drivers=dict(type='list', elements='str'),
             node_pool_config=dict(
                 type='dict',
                 options=dict(

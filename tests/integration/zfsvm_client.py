@@ -9,13 +9,14 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
 COLLECTIONS = REPO / 'build' / 'collections'
+# The collection's one version (galaxy.yml), which the zfs-dataset plugin's fingerprint reports.
+VERSION = re.search(r'^version: (\S+)$', (REPO / 'galaxy.yml').read_text(), re.M).group(1)
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 # The Ansible that belongs to the interpreter running the tests.
 BIN = Path(sys.executable).parent
@@ -110,18 +111,18 @@ class LocalResult(dict):
 
 
 def run_module_on(host, target_args, env, module, args, check=False, diff=False, verbosity=0, timeout=900):
-    """Run one collection module with `ansible HOST TARGET_ARGS`; its result, what Ansible printed and its rc."""
-    with tempfile.TemporaryDirectory() as tree:
-        argv = [str(BIN / 'ansible'), host] + target_args
-        argv += ['-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '--tree', tree]
-        argv += ['--check'] * check + ['--diff'] * diff + (['-' + 'v' * verbosity] if verbosity else [])
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
-        path = Path(tree) / host
-        if not path.exists():
-            raise AssertionError(
-                'ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout, proc.stderr)
-            )
-        result = LocalResult(json.loads(path.read_text()))
+    """Run one collection module with `ansible HOST TARGET_ARGS`; its result, what Ansible printed and its rc.
+
+    The result is read from the one-line output (`HOST | STATUS => {json}`), which holds what the tree callback
+    wrote (both drop invocation and diff below -vvv); ansible-core deprecates that callback and --tree."""
+    argv = [str(BIN / 'ansible'), host] + target_args
+    argv += ['-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '-o']
+    argv += ['--check'] * check + ['--diff'] * diff + (['-' + 'v' * verbosity] if verbosity else [])
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(host + ' | ') and ' => {' in line]
+    if not lines:
+        raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout, proc.stderr))
+    result = LocalResult(json.loads(lines[-1].split(' => ', 1)[1]))
     result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
     return result
 

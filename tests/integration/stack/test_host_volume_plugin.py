@@ -9,7 +9,7 @@ import pytest
 
 from conftest import HOST_VOLUME_CONF, STACK
 from conftest import HOST_VOLUME_PLUGIN as PLUGIN
-from zfsvm_client import changed
+from zfsvm_client import VERSION, changed
 
 HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
 MARK = 'nomad-zfs-csi:host-volume-id'
@@ -47,7 +47,7 @@ def host_volume(stack):
 def test_site_installed_the_plugin_and_the_node_reports_it(stack):
     [node] = stack.get('/v1/nodes')
     attributes = stack.get('/v1/node/' + node['ID'])['Attributes']
-    assert attributes['plugins.host_volume.zfs-dataset.version'] == '0.1.0'
+    assert attributes['plugins.host_volume.zfs-dataset.version'] == VERSION
     assert stack.vm.sh('stat -c %a:%U ' + PLUGIN).stdout.strip() == '755:root'
     assert stack.vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HV_PARENT
     assert props(stack.vm, HV_PARENT, 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
@@ -154,7 +154,7 @@ def test_a_repeated_create_as_nomad_sends_at_agent_start_changes_nothing(stack, 
     assert answer == {'path': made['volume']['host_path'], 'bytes': 64 << 20}
     assert props(stack.vm, dataset('t-hv-again'), 'written', 'creation') == written
     fingerprint = stack.vm.sh('env -i %s fingerprint' % PLUGIN).stdout
-    assert json.loads(fingerprint) == {'version': '0.1.0'}
+    assert json.loads(fingerprint) == {'version': VERSION}
 
 
 def test_each_namespace_has_its_own_dataset_under_the_parent(stack):

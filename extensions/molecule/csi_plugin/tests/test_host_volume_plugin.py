@@ -2,10 +2,14 @@
 
 import json
 import os
+import re
+from pathlib import Path
 
 import pytest
 import testinfra
 
+# The collection's one version (galaxy.yml), which the plugin's fingerprint reports.
+VERSION = re.search(r'^version: (\S+)$', (Path(__file__).parents[4] / 'galaxy.yml').read_text(), re.M).group(1)
 PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'  # scripts/nomad-dev.sh's host_volume_plugin_dir
 
 
@@ -23,7 +27,7 @@ def test_the_plugin_is_root_owned_and_executable(zfsvm):
 
 
 def test_the_plugin_answers_a_fingerprint_with_no_environment(zfsvm):
-    assert json.loads(zfsvm.check_output('env -i %s fingerprint', PLUGIN)) == {'version': '0.1.0'}
+    assert json.loads(zfsvm.check_output('env -i %s fingerprint', PLUGIN)) == {'version': VERSION}
 
 
 def test_the_plugin_refuses_a_name_outside_one_dataset_component_and_runs_no_zfs(zfsvm):
@@ -38,7 +42,7 @@ def test_the_plugin_refuses_a_name_outside_one_dataset_component_and_runs_no_zfs
 def test_the_node_reports_the_plugin(nomad_api):
     [node] = nomad_api('/v1/nodes')
     attributes = nomad_api('/v1/node/' + node['ID'])['Attributes']
-    assert attributes['plugins.host_volume.zfs-dataset.version'] == '0.1.0'
+    assert attributes['plugins.host_volume.zfs-dataset.version'] == VERSION
 
 
 def test_the_parent_keeps_setuid_and_devices_off(zfsvm):

@@ -16,8 +16,14 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_needs import ne
         ('delete', 'acl/token/x', 'a management token'),
         ('get', 'nodes', 'node read'),
         ('get', 'node/n1/allocations', 'node read'),
+        ('get', 'volumes', 'csi-list-volume'),
+        ('get', 'volumes?type=host', 'host-volume-read in namespace ns'),
+        ('get', 'volumes/claims', 'host-volume-read in namespace ns'),
+        ('delete', 'volumes/claim/c1', 'host-volume-delete in namespace ns'),
     ],
 )
 def test_a_403_names_what_nomad_checks_for_the_call(method, path, needs):
-    assert needed(method, path, 'ns').startswith(needs)
+    path, _, query = path.partition('?')
+    params = dict([query.split('=')]) if query else None
+    assert needed(method, path, 'ns', params).startswith(needs)
     assert needed('get', 'operator/raft', 'ns') is None

@@ -13,6 +13,7 @@ from ansible_collections.nomad_zfs.csi.plugins.modules import (
     nomad_csi_snapshot_info,
     nomad_csi_volume,
     nomad_host_volume,
+    nomad_job,
     nomad_variable,
 )
 from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
@@ -33,6 +34,7 @@ CASES = {
     'csi snapshot info': (nomad_csi_snapshot_info, {'plugin_id': 'zfs', 'secrets': {'foo': CANARY}}),
     'variable': (nomad_variable, {'path': 'nomad/jobs/x', 'items': {'key': CANARY}}),
     'host volumes': (nomad_host_volume, {'volumes': [{'name': 'hv'}]}),
+    'job variables': (nomad_job, {'content': 'job "x" {}', 'variables': {'password': CANARY}}),
     'acl token': (nomad_acl_token, {'name': 't', 'policies': ['p']}),
 }
 

@@ -174,6 +174,23 @@ def test_a_bad_item_or_a_one_volume_option_beside_volumes_calls_nothing(run_main
     assert 'capacity_max is an option of one volume (name)' in beside['msg'] and nomad.calls == []
     twice = run_main(nomad_host_volume, {'volumes': [ARGS, ARGS]})
     assert 'volumes[1].name scratch is given twice' in twice['msg'] and nomad.calls == []
+    on_one_node = [dict(ARGS, node_id='n1'), dict(ARGS, node_id='n1')]
+    again = run_main(nomad_host_volume, {'volumes': on_one_node})
+    assert 'volumes[1].name scratch node_id n1 is given twice' in again['msg'] and nomad.calls == []
+
+
+def test_one_name_on_several_nodes_is_one_item_per_node(run_main, nomad):
+    """As the one-volume form allows, and a system job's volume needs: a volume of one name on each node."""
+    made = run_main(nomad_host_volume, {'volumes': [dict(ARGS, node_id='n1'), dict(ARGS, node_id='n2')]})
+    assert made['changed'] and [c[2]['Volume']['NodeID'] for c in nomad.writes()] == ['n1', 'n2']
+
+
+def test_a_refusal_of_a_later_item_comes_before_any_write(run_main, nomad):
+    nomad.objects['volume/host/' + VOLUME_ID] = READY
+    items = [dict(ARGS, name='fresh'), dict(ARGS, plugin_id='zfs-dataset')]
+    failed = run_main(nomad_host_volume, {'volumes': items})
+    assert failed['failed'] and "plugin_id of volume scratch is 'mkdir' and cannot change" in failed['msg']
+    assert nomad.writes() == [] and not failed.get('changed')
 
 
 def test_the_packs_host_volumes_json_is_taken_as_it_is(run_main, nomad, tmp_path):

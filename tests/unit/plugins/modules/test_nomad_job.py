@@ -157,7 +157,7 @@ def test_absent_names_the_allocations_that_still_run(run_main, nomad):
     nomad.objects['job/sleeper/allocations'] = [{'ID': 'a1b2c3d4-0000', 'ClientStatus': 'running', 'NodeName': 'n1'}]
     failed = run_main(nomad_job, {'job_id': 'sleeper', 'state': 'absent', 'wait_timeout': 0})
     assert 'after 0s these allocations still run: a1b2c3d4 on n1 (running)' in failed['msg']
-    assert failed['changed'] is False and nomad.writes() == []
+    assert not failed.get('changed') and nomad.writes() == []
 
 
 def test_job_id_starts_the_stored_job_again(run_main, nomad):
@@ -177,3 +177,26 @@ def test_job_id_of_no_job_fails_when_present_and_is_a_no_op_when_absent(run_main
     assert 'job_id: Nomad has no job nope in namespace default to start; give src or content' in failed['msg']
     gone = run_main(nomad_job, {'job_id': 'nope', 'state': 'absent'})
     assert gone['changed'] is False and nomad.writes() == []
+
+
+@pytest.mark.parametrize(
+    'job',
+    [
+        dict(JOB, Type='batch', Periodic={'Enabled': True, 'Spec': '*/5 * * * *', 'SpecType': 'cron'}),
+        dict(JOB, Type='batch', ParameterizedJob={'Payload': 'optional'}),
+        dict(JOB, TaskGroups=[{'Name': 'g', 'Count': 0}]),
+    ],
+    ids=['periodic', 'parameterized', 'scaled-to-0'],
+)
+def test_a_job_that_places_nothing_is_registered_without_waiting(run_main, nomad, job):
+    nomad.handlers[('put', 'jobs/parse')] = lambda body, params: dict(job)
+    nomad.objects['job/sleeper/allocations'] = []
+    made = run_main(nomad_job, {'content': HCL, 'wait_timeout': 5})
+    assert made['changed'] and made['allocations'] == [] and nomad.writes()[-1][1] == 'jobs'
+
+
+def test_a_wait_that_times_out_after_the_register_says_changed(run_main, nomad):
+    nomad.objects['job/sleeper/allocations'] = []
+    failed = run_main(nomad_job, {'content': HCL, 'wait_timeout': 0})
+    assert failed['failed'] and 'placed 0 of 1 allocations' in failed['msg']
+    assert failed['changed'] is True and failed['written'] == ['PUT jobs']

@@ -24,8 +24,9 @@ READ = {
 @pytest.fixture
 def nomad(monkeypatch):
     fake = FakeNomad().install(monkeypatch)
+    # Nomad stores the body as sent: a field it lacks reads back as null.
     fake.handlers[('put', 'namespace/team-a')] = lambda body, params: fake.objects.update(
-        {'namespace/team-a': dict(READ, **body)}
+        {'namespace/team-a': dict(dict.fromkeys(READ), **body)}
     )
     return fake
 
@@ -85,6 +86,20 @@ def test_an_update_keeps_what_the_module_does_not_manage(run_main, nomad):
     [(method, path, body)] = nomad.writes()
     assert result['changed'] and (method, path) == ('put', 'namespace/team-a')
     assert dict((k, body[k]) for k in unmanaged) == unmanaged
-    assert body['Capabilities'] == dict(caps, EnabledTaskDrivers=[], DisabledTaskDrivers=[])
+    assert body['Capabilities'] == caps
     assert (body['Description'], body['Meta']) == ('Team A, renamed', {'o': 'a'})
     assert 'CreateIndex' not in body and 'ModifyIndex' not in body
+
+
+def test_options_left_out_keep_what_was_set_elsewhere(run_main, nomad):
+    """A run that names only the task drivers (as the nomad_access role's does) keeps the meta and description that
+    someone else set; an empty meta given on purpose removes it."""
+    nomad.objects['namespace/team-a'] = dict(READ, Meta={'owner': 'team-a@example.com'})
+    drivers = run_main(nomad_namespace, {'name': 'team-a', 'enabled_task_drivers': ['exec']}, diff=True)
+    assert drivers['changed_fields'] == ['enabled_task_drivers']
+    [(_, _, body)] = nomad.writes()
+    assert (body['Meta'], body['Description']) == ({'owner': 'team-a@example.com'}, 'Team A')
+    assert drivers['namespace']['meta'] == {'owner': 'team-a@example.com'}
+    assert run_main(nomad_namespace, {'name': 'team-a'})['changed'] is False
+    cleared = run_main(nomad_namespace, {'name': 'team-a', 'meta': {}})
+    assert cleared['changed_fields'] == ['meta'] and nomad.writes()[-1][2]['Meta'] == {}
