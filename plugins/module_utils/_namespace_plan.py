@@ -28,7 +28,10 @@ def requested(p, current=None):
         if p[field] is not None:
             body[key] = p[field]
     capabilities = dict(body.get('Capabilities') or {})
-    for field, key in (('enabled_task_drivers', 'EnabledTaskDrivers'), ('disabled_task_drivers', 'DisabledTaskDrivers')):
+    for field, key in (
+        ('enabled_task_drivers', 'EnabledTaskDrivers'),
+        ('disabled_task_drivers', 'DisabledTaskDrivers'),
+    ):
         if p[field] is not None:
             capabilities[key] = p[field]
     if capabilities:

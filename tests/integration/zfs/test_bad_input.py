@@ -111,7 +111,7 @@ def bad_input(vm, tmp_path_factory):
             'register': 'case_' + case,
             'ignore_errors': True,
         }
-        for case, module, args, _ in CASES
+        for case, module, args, _message in CASES
     ]
     results = '{{ %s | to_json }}' % json.dumps(dict((c[0], '@@%s@@' % c[0]) for c in CASES)).replace(
         '"@@', 'case_'

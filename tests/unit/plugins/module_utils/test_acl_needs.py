@@ -23,7 +23,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_needs import ne
     ],
 )
 def test_a_403_names_what_nomad_checks_for_the_call(method, path, needs):
-    path, _, query = path.partition('?')
+    path, _sep, query = path.partition('?')
     params = dict([query.split('=')]) if query else None
     assert needed(method, path, 'ns', params).startswith(needs)
     assert needed('get', 'operator/raft', 'ns') is None

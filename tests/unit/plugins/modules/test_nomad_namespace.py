@@ -97,7 +97,7 @@ def test_options_left_out_keep_what_was_set_elsewhere(run_main, nomad):
     nomad.objects['namespace/team-a'] = dict(READ, Meta={'owner': 'team-a@example.com'})
     drivers = run_main(nomad_namespace, {'name': 'team-a', 'enabled_task_drivers': ['exec']}, diff=True)
     assert drivers['changed_fields'] == ['enabled_task_drivers']
-    [(_, _, body)] = nomad.writes()
+    [(_method, _path, body)] = nomad.writes()
     assert (body['Meta'], body['Description']) == ({'owner': 'team-a@example.com'}, 'Team A')
     assert drivers['namespace']['meta'] == {'owner': 'team-a@example.com'}
     assert run_main(nomad_namespace, {'name': 'team-a'})['changed'] is False
