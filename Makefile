@@ -23,12 +23,14 @@ unit:
 sanity:
 	bash scripts/ansible-test.sh sanity
 
-## Python (ruff: format and lint), YAML (yamllint) and Ansible (ansible-lint); also .pre-commit-config.yaml's hooks.
+## Python (ruff: format and lint), YAML (yamllint), Ansible (ansible-lint) and the modules' documentation
+## (antsibull-docs: markup, and that each M(), O() and RV() names what exists); also .pre-commit-config.yaml's hooks.
 lint:
 	$(VENV)/ruff format --check .
 	$(VENV)/ruff check .
 	$(VENV)/yamllint --strict .
 	$(VENV)/ansible-lint --profile production
+	$(VENV)/antsibull-docs lint-collection-docs --plugin-docs build/collections/ansible_collections/nomad_zfs/csi
 
 ## The fragments of the next release, and the released history that CHANGELOG.rst is made from.
 changelog:

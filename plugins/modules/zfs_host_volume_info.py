@@ -15,7 +15,7 @@ version_added: 0.2.0
 description:
   - Run as root on a Nomad client with the zfs-dataset host volume plugin (the C(nomad_zfs.csi.host_volume_plugin)
     role). It reads the plugin's configuration (its parent and replica parent), and the pulls of the
-    M(nomad_zfs.csi.zfs_replication) role into that replica parent (their C(SOURCE) and C(TARGET)). Then, with one
+    C(nomad_zfs.csi.zfs_replication) role into that replica parent (their C(SOURCE) and C(TARGET)). Then, with one
     C(zfs list), the volume's dataset C(<parent>/<namespace>/<name>) with its marks and snapshots, and the volume's
     replica where each of those pulls keeps it.
   - The C(nomad_zfs.csi.host_volume_move) role reads both nodes with it, and
@@ -38,7 +38,7 @@ options:
     type: str
     required: true
   pulls_dir:
-    description: Where the M(nomad_zfs.csi.zfs_replication) role keeps one C(<instance>.conf) per pull.
+    description: Where the C(nomad_zfs.csi.zfs_replication) role keeps one C(<instance>.conf) per pull.
     type: path
     default: /etc/nomad-zfs-csi/pulls
 """
@@ -77,7 +77,7 @@ dataset:
                           "guid": "1460469617387316839", "creation": 1795683600}]}
 pulls:
   description:
-    - Each pull of the M(nomad_zfs.csi.zfs_replication) role into the replica parent, with C(instance) (its systemd
+    - Each pull of the C(nomad_zfs.csi.zfs_replication) role into the replica parent, with C(instance) (its systemd
       instance), C(host), C(parent) (whence it pulls), C(target), C(adopt) (what the plugin's C(adopt_replica) names
       for a replica there), C(namespace_replica_exists), and C(replica), the volume's replica there as RV(dataset)
       describes one.

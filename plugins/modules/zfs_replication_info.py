@@ -13,7 +13,7 @@ module: zfs_replication_info
 short_description: Report how far a standby's replicas are behind their primary, volume by volume
 version_added: 0.2.0
 description:
-  - Run on a standby that the M(nomad_zfs.csi.zfs_replication) role set up to pull O(parent) from O(host) into
+  - Run on a standby that the C(nomad_zfs.csi.zfs_replication) role set up to pull O(parent) from O(host) into
     O(target). For every dataset under O(parent) on the primary it reports the newest snapshot on each side, the
     newest one they have in common (where the next increment starts; a bookmark on the primary counts), and the
     lag, how old the newest data on the replica is in seconds (the recovery point).
