@@ -6,7 +6,7 @@
 
 Read from Nomad v1.11.3's own checks (nomad/csi_endpoint.go, job_endpoint.go, variables_endpoint.go,
 namespace_endpoint.go, host_volume_endpoint.go, task_group_host_volume_claim_endpoint.go, node_endpoint.go,
-command/agent/job_endpoint.go for the parse call); the README's ACL table is the same.
+command/agent/job_endpoint.go for the parse call); docs/collection.md's ACL table is the same.
 """
 
 from __future__ import absolute_import, division, print_function

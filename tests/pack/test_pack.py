@@ -176,3 +176,23 @@ def test_the_readme_variables_table_is_variables_hcl():
     documented = {name: (kind, default) for name, kind, default in rows}
     assert set(documented) == set(declared)
     assert {n: (declared[n][0], declared[n][1] or '') for n in declared} == documented
+
+
+def test_the_example_inventorys_pack_variables_render_as_the_role_renders_them(tools, tmp_path):
+    """inventories/example's pack file, followed by what the csi_plugin role adds from nomad_zfs_csi_storage (as
+    roles/csi_plugin writes its 1-role.hcl): the pinned image under Docker, exported to the clients only."""
+    example = REPO / 'inventories' / 'example'
+    contract = yaml.safe_load((example / 'group_vars' / 'all.yml').read_text())['nomad_zfs_csi_storage']
+    role = tmp_path / '1-role.hcl'
+    role.write_text(
+        'driver = "%(driver)s"\ndataset_parent_name = "%(parent)s"\n'
+        'detached_snapshots_parent_name = "%(snapshots_parent)s"\nzfs_cli_path = "%(zfs_cli_path)s"\n'
+        'zfs_sudo = false\n' % contract
+    )
+    proc = render(tools, tmp_path / 'out', '-f', str(example / 'pack' / 'zfs_csi.hcl'), '-f', str(role))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    jobs = dict((p.name, p.read_text()) for p in rendered(tmp_path / 'out'))
+    node = jobs['node.nomad']
+    assert 'driver = "docker"' in node and 'democraticcsi/democratic-csi:v1.9.4' in node
+    controller = jobs['controller.nomad']
+    assert 'storage-1.example.internal' in controller and 'rw=@10.0.20.0/24' in controller

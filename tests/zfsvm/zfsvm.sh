@@ -177,7 +177,7 @@ boot_once() {
   # No "quiet": when a boot stalls, the console log shows where. "norandmaps": qemu 7.2's TCG keys
   # translated code by virtual address, so with address space randomisation every process translated
   # ld.so and libc afresh. "init_on_alloc=0": the emulated CPU zeroed every kernel allocation. Test VM
-  # only; the README (Tests) has the figures.
+  # only; docs/testing.md has the figures.
   qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
     -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
     -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 norandmaps init_on_alloc=0" \

@@ -1,4 +1,4 @@
-"""Each Nomad module with a token holding exactly what the README's ACL table gives it, then with one capability
+"""Each Nomad module with a token holding exactly what docs/collection.md's ACL table gives it, then with one capability
 fewer: the first run works, the second fails with a 403 that names the missing capability."""
 
 import pytest
@@ -40,7 +40,7 @@ def variables(*names, path='nzc/*'):
 NODE_READ = 'node {\n  policy = "read"\n}\n'
 HOST_VOLUME = {'name': 'caps-hv', 'plugin_id': 'mkdir', 'capacity_max': '1M'}
 
-# module, its arguments, the README's policy for it, the same minus one capability, what the 403 then names, and
+# module, its arguments, docs/collection.md's policy for it, the same minus one capability, what the 403 then names, and
 # the arguments for the second run where the first run's write would leave it nothing to do.
 CASES = [
     (

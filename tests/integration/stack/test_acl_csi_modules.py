@@ -1,4 +1,4 @@
-"""The CSI write modules on an ACL-enabled Nomad, with tokens holding exactly the README's capabilities and then
+"""The CSI write modules on an ACL-enabled Nomad, with tokens holding exactly docs/collection.md's capabilities and then
 one fewer: the first run works on the real plugin, the second fails with a 403 that names what is missing.
 
 The stack's agent has no ACLs, so a second agent with ACLs on runs on this host. The nomad_access role makes two
@@ -31,7 +31,7 @@ def volume(name):
 
 WRITE = caps('csi-read-volume', 'csi-write-volume') + PLUGIN_READ
 
-# module, its arguments, the README's policy for it, the same minus one capability, what the 403 then names,
+# module, its arguments, docs/collection.md's policy for it, the same minus one capability, what the 403 then names,
 # and the arguments for the run with one fewer.
 CASES = [
     (

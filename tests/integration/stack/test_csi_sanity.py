@@ -9,7 +9,7 @@ from conftest import PARENT, SNAPSHOTS
 from zfsvm_client import STOP_BACKUPS, without_backups
 
 PLUGINS = '/var/lib/nzc-nomad/client/csi/plugins'
-# Specs that fail through democratic-csi v1.9.4 itself, each with the reason; the README lists them.
+# Specs that fail through democratic-csi v1.9.4 itself, each with the reason; docs/testing.md lists them.
 SKIPPED = {
     'should fail when volume with single node single writer access mode is already mounted at a different '
     'target path': 'democratic-csi publishes the volume a second time instead of refusing; the leftover mount '

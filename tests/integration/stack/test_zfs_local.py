@@ -20,7 +20,7 @@ DRIVERS = {
 
 @pytest.fixture(scope='module', params=sorted(DRIVERS))
 def local_plugin(request, stack):
-    """The pack's own path: `nomad-pack run` with the local stack's variables file, as the README gives it."""
+    """The pack's own path: `nomad-pack run` with the local stack's variables file, as docs/local-stack.md gives it."""
     plugin, parent, capacity_property = DRIVERS[request.param]
     varfile = REPO / 'packs' / 'zfs_csi' / '.ci' / ('vars-%s-local-stack.hcl' % request.param)
     ran = subprocess.run(
