@@ -51,13 +51,16 @@ echo "--- nomad plugin status zfs"
 "$CACHE/bin/nomad" plugin status zfs
 echo "--- nomad volume status demo"
 "$CACHE/bin/nomad" volume status demo
-# nomad_module MODULE ARGS_JSON: one of the collection's modules on this host; prints its result (JSON), read
-# from the one-line output "localhost | STATUS => {...}" (ansible-core deprecates --tree).
+# nomad_module MODULE ARGS_JSON: one of the collection's modules on this host; prints its result, the JSON the
+# default callback prints after "localhost | STATUS => " (ansible-core deprecates --tree).
 nomad_module() {
   local out rc=0
   out=$(.venv/bin/ansible localhost -c local -i localhost, -e "ansible_python_interpreter=$PWD/.venv/bin/python" \
-    -m "nomad_zfs.csi.$1" -a "$2" -o) || rc=$?
-  printf '%s\n' "${out#*=> }"; return $rc
+    -m "nomad_zfs.csi.$1" -a "$2") || rc=$?
+  python3 -c 'import json, re, sys
+text = sys.stdin.read(); marks = list(re.finditer(r"^localhost \| [A-Z!]+ => ", text, re.M))
+print(json.dumps(json.JSONDecoder().raw_decode(text, marks[-1].end())[0]) if marks else text)' <<<"$out"
+  return $rc
 }
 # run_workload write|read [VAR=VALUE ...]: one batch allocation that claims the volume, run by nomad_job, which
 # waits until it completed (or fails with its reason); prints what the allocation printed.

@@ -113,18 +113,24 @@ class LocalResult(dict):
 def run_module_on(host, target_args, env, module, args, check=False, diff=False, verbosity=0, timeout=900):
     """Run one collection module with `ansible HOST TARGET_ARGS`; its result, what Ansible printed and its rc.
 
-    The result is read from the one-line output (`HOST | STATUS => {json}`), which holds what the tree callback
-    wrote (both drop invocation and diff below -vvv); ansible-core deprecates that callback and --tree."""
+    The result is the JSON that the default callback prints after `HOST | STATUS => ` (below -vvv without
+    invocation and diff, as the tree callback wrote it; ansible-core deprecates that callback and --tree). What
+    Ansible printed keeps the rest, such as --diff's diff."""
     argv = [str(BIN / 'ansible'), host] + target_args
-    argv += ['-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args), '-o']
+    argv += ['-m', 'nomad_zfs.csi.%s' % module, '-a', json.dumps(args)]
     argv += ['--check'] * check + ['--diff'] * diff + (['-' + 'v' * verbosity] if verbosity else [])
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(host + ' | ') and ' => {' in line]
-    if not lines:
-        raise AssertionError('ansible gave no result (rc=%s):\n%s\n%s' % (proc.returncode, proc.stdout, proc.stderr))
-    result = LocalResult(json.loads(lines[-1].split(' => ', 1)[1]))
+    result = LocalResult(printed_result(host, proc.stdout))
     result.output, result.rc = proc.stdout + proc.stderr, proc.returncode
     return result
+
+
+def printed_result(host, stdout):
+    """The last result ansible printed for host: the JSON object after `HOST | STATUS => `."""
+    marks = list(re.finditer(r'^%s \| [A-Z!]+ => ' % re.escape(host), stdout, re.M))
+    if not marks:
+        raise AssertionError('ansible gave no result for %s:\n%s' % (host, stdout[-3000:]))
+    return json.JSONDecoder().raw_decode(stdout, marks[-1].end())[0]
 
 
 def changed(run):
