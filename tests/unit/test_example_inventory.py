@@ -13,6 +13,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / 'inventories' / 'example'
 BIN = Path(sys.executable).parent
+# The collections path that holds this checkout: its build link, or, under ansible-test units, the tree it runs in.
+COLLECTIONS = REPO.parents[2] if REPO.parents[1].name == 'ansible_collections' else REPO / 'build' / 'collections'
 
 
 def role_options():
@@ -60,7 +62,7 @@ def test_every_variable_is_one_a_role_knows():
 
 @pytest.mark.parametrize('playbook', ['site.yml', 'move_host_volume.yml', 'failover_host_volume.yml'])
 def test_the_playbooks_accept_it(playbook):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / 'build' / 'collections'))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS))
     run = subprocess.run(
         [
             str(BIN / 'ansible-playbook'),
