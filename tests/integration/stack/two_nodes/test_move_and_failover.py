@@ -393,3 +393,14 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     assert re.search(r'^nomad-dev\s+: ok=\d+\s+changed=0\s+unreachable=0\s+failed=0', again.stdout, re.M), again.stdout[
         -3000:
     ]
+
+    # Nomad's client on B still holds the old volume in its state, and with it the name on that node (its restore
+    # locks the name before the plugin's create, and keeps it when the create fails): the same name cannot be made
+    # on B again, which is why a move back to B is a documented limit (docs/move-and-failover.md).
+    held = stack.module(
+        'nomad_host_volume',
+        {'name': name, 'node_id': b_node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64M'},
+    )
+    fingerprint = stack.get('/v1/node/' + b_node['ID']).get('HostVolumes') or {}
+    assert held['rc'] != 0 and 'volume name already exists on this node' in held['msg'], (held, fingerprint)
+    assert volumes(stack, name) == [(new_id, a_node['ID'])]
