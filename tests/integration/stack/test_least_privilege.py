@@ -8,12 +8,13 @@ cover: /var/lib/nzc-lp-target with a marker file.
 """
 
 import json
+import re
 import shlex
 import subprocess
 
 import pytest
 
-from conftest import HOST_VOLUME_PLUGIN, PARENT, SNAPSHOTS
+from conftest import HOST_VOLUME_PLUGIN, PARENT, SNAPSHOTS, STACK
 
 WRAPPER = '/usr/local/libexec/nomad-zfs-csi/zfs'
 ROOT_HELPER = '/usr/local/libexec/nomad-zfs-csi/zfs-root'
@@ -134,6 +135,24 @@ def test_the_service_users_key_and_the_controllers_key_file(vm, stack):
     assert forward.returncode != 0 and 'forwarding failed' in forward.stderr, forward.stderr
     modes = vm.sh('stat -c %a /var/lib/nzc-nomad/alloc/*/plugin/secrets/driver-config.yaml').stdout.split()
     assert modes and set(modes) == {'400'}, modes
+
+
+def test_the_service_user_cannot_have_root_write_or_chown_through_its_ssh_link(vm, stack):
+    """The service user owns its home, so it can swap its .ssh for a link to root's. Root's next storage_host run
+    would have given root's .ssh to it and written its key there (ansible.builtin.file follows links); file_set
+    refuses, naming the link, and root's .ssh keeps its owner, mode and keys."""
+    roots = 'stat -c "%U:%G %a %i" /root/.ssh /root/.ssh/authorized_keys && sha256sum /root/.ssh/authorized_keys'
+    before = vm.sh(roots).stdout
+    swapped = as_csi(vm, 'mv ~/.ssh ~/.ssh-kept && ln -s /root/.ssh ~/.ssh')
+    assert swapped.returncode == 0, swapped.stderr
+    try:
+        run = stack.playbook(STACK / 'storage_host_only.yml')
+        out = run.stdout + run.stderr
+        assert 'files[0].path /home/csi/.ssh is a symbolic link' in out, out[-3000:]
+        assert re.search(r'zfsvm +: ok=\d+ +changed=0 +unreachable=0 +failed=1', out), out[-3000:]
+        assert vm.sh(roots).stdout == before
+    finally:
+        vm.sh('rm -f ~csi/.ssh && mv ~csi/.ssh-kept ~csi/.ssh')
 
 
 def subprocess_ssh(vm, options, command):
