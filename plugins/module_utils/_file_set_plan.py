@@ -22,8 +22,20 @@ class Wanted(object):
     """One item: path (absolute, after ~user), state, content (bytes, files only), owner and group (names, with
     their ids, None where the host has no such user or group yet), mode (int) and validate (argv or None)."""
 
-    def __init__(self, index, path, state, content=None, owner='root', group='root', uid=0, gid=0, mode=None,
-                 validate=None, purge=False):
+    def __init__(
+        self,
+        index,
+        path,
+        state,
+        content=None,
+        owner='root',
+        group='root',
+        uid=0,
+        gid=0,
+        mode=None,
+        validate=None,
+        purge=False,
+    ):
         self.index, self.path, self.state, self.content = index, path, state, content
         self.owner, self.group, self.uid, self.gid, self.mode, self.validate = owner, group, uid, gid, mode, validate
         self.purge = purge
@@ -38,8 +50,9 @@ class Current(object):
     content (files), whether the directory it lies in exists, through: the symbolic link that a user owns on the
     way to it, where there is one (kind is then link), and entries: a directory's (name, kind) pairs."""
 
-    def __init__(self, kind=None, uid=None, gid=None, mode=None, content=None, parent_exists=True, through=None,
-                 entries=()):
+    def __init__(
+        self, kind=None, uid=None, gid=None, mode=None, content=None, parent_exists=True, through=None, entries=()
+    ):
         self.kind, self.uid, self.gid, self.mode, self.content = kind, uid, gid, mode, content
         self.parent_exists, self.through, self.entries = parent_exists, through, entries
 
@@ -68,12 +81,20 @@ def _diff(item, current, step):
     """One entry of the diff list: the path with its owner, group and mode in the headers; the content as the text,
     or where the content stays (a directory, or only the owner, group or mode changes) those, which a diff would
     otherwise not show."""
+
     def text(data):
         return '' if data is None else data.decode('utf-8', 'replace')
 
     before_meta = '%s:%s %04o' % (current.uid, current.gid, current.mode) if current.kind else 'absent'
-    after_meta = 'absent' if step == 'remove' else '%s:%s %04o' % (
-        item.uid if item.uid is not None else item.owner, item.gid if item.gid is not None else item.group, item.mode
+    after_meta = (
+        'absent'
+        if step == 'remove'
+        else '%s:%s %04o'
+        % (
+            item.uid if item.uid is not None else item.owner,
+            item.gid if item.gid is not None else item.group,
+            item.mode,
+        )
     )
     content_changes = item.state == FILE and current.kind == FILE and current.content != item.content
     if content_changes or (item.state == FILE and not current.kind):
@@ -83,18 +104,20 @@ def _diff(item, current, step):
     else:
         before, after = before_meta + '\n', after_meta + '\n'
     return dict(
-        before_header='%s (%s)' % (item.path, before_meta), after_header='%s (%s)' % (item.path, after_meta),
-        before=before, after=after,
+        before_header='%s (%s)' % (item.path, before_meta),
+        after_header='%s (%s)' % (item.path, after_meta),
+        before=before,
+        after=after,
     )
 
 
 def plan(items, currents):
     """The steps (step, item) in the items' order, and the diff: 'mkdir' (a directory, and like mkdir -p the
-    missing ones above it, root's with mode 0755) and 'chmod' (a directory's owner, group and mode), 'write' (a file, written anew and renamed into place) and 'remove' (a file). Raises PlanError, naming
-    the item, before any step: a symbolic link at a path, a file where a directory is wanted or the other way, a
-    path listed twice with other settings (the same item twice counts once), a file whose directory neither exists
-    nor is made by an item before it.
-    Last, the files and links that a directory with purge holds and no item lists are removed."""
+    missing ones above it, root's with mode 0755), 'chmod' (a directory's owner, group and mode), 'write' (a file,
+    written anew and renamed into place) and 'remove' (a file); last, the removal of what a directory with purge
+    holds and no item lists. Raises PlanError, naming the item, before any step: a symbolic link at a path, a file
+    where a directory is wanted or the other way, a path listed twice with other settings (the same item twice
+    counts once), a file whose directory neither exists nor is made by an item before it."""
     seen, made_dirs, steps, diff = {}, set(), [], []
     for item in items:
         if item.path in seen:

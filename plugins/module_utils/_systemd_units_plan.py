@@ -44,9 +44,13 @@ def plan(units, shown):
         load = props and props.get('LoadState')
         if load != 'loaded':
             raise PlanError(
-                'units[%d].name %s is %s on this host: %s Nothing was changed.' % (
-                    index, unit['name'], load or 'not shown',
-                    'unmask it first (systemctl unmask).' if load == 'masked'
+                'units[%d].name %s is %s on this host: %s Nothing was changed.'
+                % (
+                    index,
+                    unit['name'],
+                    load or 'not shown',
+                    'unmask it first (systemctl unmask).'
+                    if load == 'masked'
                     else 'install it first, or correct the name.',
                 )
             )
@@ -66,5 +70,7 @@ def plan(units, shown):
         elif unit['state'] == 'stopped' and running:
             verbs['stop'].append(unit['name'])
         before[unit['name']] = dict(enabled=file_state in DISABLEABLE, active=running)
-        after[unit['name']] = dict(enabled=enabled, active=running if unit['state'] is None else unit['state'] == 'started')
+        after[unit['name']] = dict(
+            enabled=enabled, active=running if unit['state'] is None else unit['state'] == 'started'
+        )
     return [[verb] + names for verb, names in verbs.items() if names], before, after

@@ -196,13 +196,25 @@ def wanted(params, check_mode):
         if item['purge'] and state != DIRECTORY:
             raise PlanError('%s.purge goes with state directory. Nothing was changed.' % field)
         if item['validate'] and (state != FILE or '%s' not in item['validate']):
-            raise PlanError('%s.validate goes with state file and names the copy to check as %%s. Nothing was changed.' % field)
+            raise PlanError(
+                '%s.validate goes with state file and names the copy to check as %%s. Nothing was changed.' % field
+            )
         uid, gid = owner_ids(item, field, check_mode) if state != ABSENT else (None, None)
-        items.append(Wanted(
-            index, path, state, None if content is None else content.encode('utf-8'), item['owner'],
-            item['group'] or item['owner'],
-            uid, gid, None if mode is None else int(mode, 8), item['validate'], item['purge'],
-        ))
+        items.append(
+            Wanted(
+                index,
+                path,
+                state,
+                None if content is None else content.encode('utf-8'),
+                item['owner'],
+                item['group'] or item['owner'],
+                uid,
+                gid,
+                None if mode is None else int(mode, 8),
+                item['validate'],
+                item['purge'],
+            )
+        )
     return items
 
 
@@ -286,8 +298,16 @@ def _entries(name, parent_fd):
     try:
         with os.scandir(dir_fd) as listing:
             return [
-                (e.name, 'link' if e.is_symlink() else FILE if e.is_file(follow_symlinks=False)
-                 else DIRECTORY if e.is_dir(follow_symlinks=False) else 'other')
+                (
+                    e.name,
+                    'link'
+                    if e.is_symlink()
+                    else FILE
+                    if e.is_file(follow_symlinks=False)
+                    else DIRECTORY
+                    if e.is_dir(follow_symlinks=False)
+                    else 'other',
+                )
                 for e in listing
             ]
     finally:
@@ -316,8 +336,10 @@ def apply(step, item):
     try:
         fd = open_dir(parent, make=step == 'mkdir')
     except UserLink as e:
-        raise PlanError('%s.path %s: %s became a symbolic link that uid %d owns while the task ran; it stopped there. '
-                        'Remove the link.' % (item.field, item.path, e.path, e.uid))
+        raise PlanError(
+            '%s.path %s: %s became a symbolic link that uid %d owns while the task ran; it stopped there. '
+            'Remove the link.' % (item.field, item.path, e.path, e.uid)
+        )
     if fd is None:
         raise PlanError('%s.path %s: its directory went missing. Run the task again.' % (item.field, item.path))
     try:

@@ -149,7 +149,9 @@ def test_a_directory_is_made_with_the_missing_ones_above_it(run_main, tmp_path):
     assert run_main(file_set, {'files': files}, check=True)['paths'] == [str(deep), str(deep / 'x')]
     assert not (tmp_path / 'usr').exists()
     assert run_main(file_set, {'files': files})['changed']
-    assert oct(os.stat(tmp_path / 'usr').st_mode & 0o7777) == '0o755' and os.stat(tmp_path / 'usr').st_uid == os.getuid()
+    assert (
+        oct(os.stat(tmp_path / 'usr').st_mode & 0o7777) == '0o755' and os.stat(tmp_path / 'usr').st_uid == os.getuid()
+    )
     assert oct(os.stat(deep).st_mode & 0o7777) == '0o750' and (deep / 'x').read_text() == 'x\n'
 
 
@@ -157,9 +159,10 @@ def test_a_missing_directory_a_listed_twice_path_and_a_wrong_kind_are_refused(ru
     missing = run_main(file_set, {'files': [item(tmp_path / 'no' / 'x.conf', content='x\n')]})
     assert 'its directory %s does not exist. List the directory' % (tmp_path / 'no') in missing['msg']
     twice = [item(tmp_path / 'x.conf', content='x\n'), item(tmp_path / 'x.conf', content='y\n')]
-    assert 'files[1].path %s is listed twice, with other settings' % (tmp_path / 'x.conf') in run_main(
-        file_set, {'files': twice}
-    )['msg']
+    assert (
+        'files[1].path %s is listed twice, with other settings' % (tmp_path / 'x.conf')
+        in run_main(file_set, {'files': twice})['msg']
+    )
     same = [item(tmp_path / 'd2', state='directory')] * 2
     assert run_main(file_set, {'files': same}, check=True)['paths'] == [str(tmp_path / 'd2')]
     (tmp_path / 'd').mkdir()

@@ -16,18 +16,24 @@ def systemd(monkeypatch):
     """ran: every argv after systemctl; units: each unit's shown properties, which enable, disable, start, stop
     and restart change as systemd would."""
     blocks = (FIXTURES / 'systemctl_show_252.txt').read_text().strip().split('\n\n')
-    units = dict((b.splitlines()[0].split('=', 1)[1], dict(line.split('=', 1) for line in b.splitlines())) for b in blocks)
+    units = dict(
+        (b.splitlines()[0].split('=', 1)[1], dict(line.split('=', 1) for line in b.splitlines())) for b in blocks
+    )
     state = {'ran': [], 'units': units}
-    effects = {'enable': ('UnitFileState', 'enabled'), 'disable': ('UnitFileState', 'disabled'),
-               'start': ('ActiveState', 'active'), 'restart': ('ActiveState', 'active'),
-               'stop': ('ActiveState', 'inactive')}
+    effects = {
+        'enable': ('UnitFileState', 'enabled'),
+        'disable': ('UnitFileState', 'disabled'),
+        'start': ('ActiveState', 'active'),
+        'restart': ('ActiveState', 'active'),
+        'stop': ('ActiveState', 'inactive'),
+    }
 
     def run_command(module, argv, **kwargs):
         assert isinstance(argv, list), 'argv lists only, never a shell string'
         args = argv[1:]
         state['ran'].append(args)
         if args[0] == 'show':
-            names = args[args.index('--') + 1:]
+            names = args[args.index('--') + 1 :]
             missing = dict(LoadState='not-found', ActiveState='inactive', UnitFileState='')
             shown = [dict(units.get(name, missing), Id=name) for name in names]
             return 0, '\n\n'.join('\n'.join('%s=%s' % kv for kv in unit.items()) for unit in shown) + '\n', ''
@@ -43,12 +49,14 @@ def systemd(monkeypatch):
 
 
 def test_check_mode_predicts_one_command_per_verb_which_the_run_makes_then_nothing(run_main, systemd):
-    units = {'units': [
-        {'name': GONE, 'enabled': True, 'state': 'started'},
-        {'name': 'sanoid.timer', 'enabled': True, 'state': 'started'},
-        {'name': 'nfs-server.service', 'enabled': True, 'state': 'started', 'restart': True},
-        {'name': 'zfs-share.service', 'enabled': True},
-    ]}
+    units = {
+        'units': [
+            {'name': GONE, 'enabled': True, 'state': 'started'},
+            {'name': 'sanoid.timer', 'enabled': True, 'state': 'started'},
+            {'name': 'nfs-server.service', 'enabled': True, 'state': 'started', 'restart': True},
+            {'name': 'zfs-share.service', 'enabled': True},
+        ]
+    }
     checked = run_main(systemd_units, units, check=True, diff=True)
     wanted = [['enable', GONE], ['start', GONE], ['restart', 'nfs-server.service']]
     assert (checked['changed'], checked['commands']) == (True, wanted)
