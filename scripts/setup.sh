@@ -23,6 +23,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The VM image (debootstrap, a DKMS build of OpenZFS) is the longest step when cold, about 19 minutes on a 2-core
+# machine: it starts first, and the venv, the Go builds and democratic-csi run beside it.
+bash tests/zfsvm/zfsvm.sh build &
+image=$!
+
 # The venv is keyed by the requirements and the interpreter, and linked as .venv.
 py=${PYTHON:-python3}
 key=$( { cat requirements.txt; "$py" -VV; } | sha256sum | cut -c1-12)
@@ -49,10 +54,6 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 
-# The VM image (debootstrap, a DKMS build) and the Go builds each take most of a
-# core for 15 to 20 minutes when cold; they run side by side.
-bash tests/zfsvm/zfsvm.sh build &
-image=$!
 bash tests/tools/build-go-tools.sh
 bash tests/tools/install-democratic-csi.sh >/dev/null
 wait "$image" || { log "the VM image build failed"; exit 1; }
