@@ -85,7 +85,12 @@ def _diff(item, current, step):
     def text(data):
         return '' if data is None else data.decode('utf-8', 'replace')
 
-    before_meta = '%s:%s %04o' % (current.uid, current.gid, current.mode) if current.kind else 'absent'
+    if not current.kind:
+        before_meta = 'absent'
+    elif current.mode is None:  # a file purge removes, which was listed but not read
+        before_meta = 'present'
+    else:
+        before_meta = '%s:%s %04o' % (current.uid, current.gid, current.mode)
     after_meta = (
         'absent'
         if step == 'remove'
@@ -146,7 +151,7 @@ def plan(items, currents):
         if item.purge:
             for stale in _unlisted(item, currents[item.path], seen):
                 steps.append(('remove', stale))
-                diff.append(_diff(stale, currents.get(stale.path) or Current(FILE, 0, 0, 0), 'remove'))
+                diff.append(_diff(stale, Current(FILE), 'remove'))
     return steps, diff
 
 

@@ -131,7 +131,9 @@ removed:
   sample: [/etc/nomad-zfs-csi/pulls/old.conf]
 """
 
+import grp
 import os
+import pwd
 import re
 import stat
 import traceback
@@ -152,8 +154,6 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanErr
 def owner_ids(item, field, check_mode):
     """The uid and gid of an item's owner and group (by default the owner's own); None in check mode for one an
     earlier task makes."""
-    import grp
-    import pwd
 
     def unknown(key, name):
         if not check_mode:
