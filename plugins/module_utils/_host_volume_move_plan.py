@@ -441,6 +441,30 @@ def _plan_rejoin(p, volumes, nodes):
     return result
 
 
+def with_agent_addrs(result, agent_addrs, nomad_addr):
+    # type: (dict, dict, str) -> dict
+    """Each node of the result with agent_addr: where its own host reaches its agent, for what only that agent
+    answers (its plugin directory). agent_addrs[name] when given, else nomad_addr's scheme with the address the
+    node advertises, which an agent's certificate may not name (nomad tls cert create names localhost)."""
+    scheme = nomad_addr.split('://', 1)[0] if '://' in nomad_addr else 'http'
+    for side in ('source', 'target'):
+        node = result.get(side)
+        if node and node.get('name'):
+            given = agent_addrs.get(node['name'])
+            node['agent_addr'] = given.rstrip('/') if given else '%s://%s' % (scheme, node.get('http_addr'))
+    return result
+
+
+def check_agent_addrs(agent_addrs):
+    # type: (dict) -> None
+    for name, addr in sorted(agent_addrs.items()):
+        if not isinstance(addr, str) or not addr.startswith(('http://', 'https://')):
+            raise PlanError(
+                "agent_addrs.%s is %r; give the URL at which that node's host reaches its own agent, for example "
+                'https://localhost:4646.' % (name, addr)
+            )
+
+
 def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
     # type: (dict, list, list, list, float, dict | None) -> dict
     """Who takes part in the move (or failover) p asks for, from Nomad's reads: the volumes of that name (each

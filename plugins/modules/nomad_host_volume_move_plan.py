@@ -81,6 +81,16 @@ options:
         which the pull goes on. Refused while that node is not ready.
     type: bool
     default: false
+  agent_addrs:
+    description:
+      - For each node (by name), the URL at which the node's own host reaches its agent, returned as the node's
+        C(agent_addr) in RV(source) and RV(target). The C(nomad_zfs.csi.host_volume_move) role asks each node's agent
+        there, from that node's host, for its host volume plugin directory.
+      - A node left out gets O(nomad_addr)'s scheme with the address it advertises (C(HTTPAddr)). Give one where the
+        agents' certificates do not name that address (C(nomad tls cert create) names C(localhost) and
+        C(127.0.0.1)), for example C(https://localhost:4646).
+    type: dict
+    default: {}
   source_read:
     description:
       - What M(nomad_zfs.csi.zfs_host_volume_info) read on the volume's node; none for a failover, which reads
@@ -119,11 +129,11 @@ volume:
   type: dict
 source:
   description: The volume's node, as M(nomad_zfs.csi.nomad_node_info) returns one; C(status) is C(gone) when Nomad no
-    longer knows it.
+    longer knows it. C(agent_addr) is where its host reaches its agent (O(agent_addrs)).
   returned: success
   type: dict
 target:
-  description: The node O(to), as M(nomad_zfs.csi.nomad_node_info) returns one.
+  description: The node O(to), as M(nomad_zfs.csi.nomad_node_info) returns one, with C(agent_addr) as RV(source) has.
   returned: success
   type: dict
 jobs:
@@ -188,12 +198,17 @@ fence:
 import time
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_plan import plan_move
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_plan import (
+    check_agent_addrs,
+    plan_move,
+    with_agent_addrs,
+)
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 
 
 def read(module):
     client, p = module.client, module.params
+    check_agent_addrs(p['agent_addrs'])
     stubs = [
         s
         for s in client.get('volumes', params={'type': 'host', 'prefix': p['name']}) or []
@@ -206,7 +221,8 @@ def read(module):
         allocations = client.get('node/%s/allocations' % volumes[0].get('NodeID'), missing_ok=True) or []
     journal = None if p['rejoin'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
     items = (journal or {}).get('Items')
-    return dict(changed=False, **plan_move(p, volumes, nodes, allocations, time.time(), items))
+    result = plan_move(p, volumes, nodes, allocations, time.time(), items)
+    return dict(changed=False, **with_agent_addrs(result, p['agent_addrs'], p['nomad_addr']))
 
 
 def main():
@@ -220,6 +236,7 @@ def main():
             fence_margin=dict(type='int', default=30),
             abort=dict(type='bool', default=False),
             rejoin=dict(type='bool', default=False),
+            agent_addrs=dict(type='dict', default={}),
             source_read=dict(type='dict'),
             target_read=dict(type='dict'),
         ),

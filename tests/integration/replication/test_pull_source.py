@@ -58,7 +58,7 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
     assert changed(checked)['zfsvm'] > 0
     assert vm.sh('test -e /var/lib/%s/.ssh/authorized_keys' % USER, check=False).returncode != 0
     assert changed(play(variables))['zfsvm'] > 0
-    assert changed(play(variables)) == {'zfsvm': 0}
+    # A second run's changed=0 with standby keys: site.yml's, whose VM serves its own pulls (csi_plugin_recovery).
     # This test runs syncoid itself. The role started sanoid's timer, whose snapshots would land in the pool that the
     # refusals below must leave as it was (seen in CI: a run at 16:45 between the two listings).
     vm.sh(STOP_BACKUPS)

@@ -1,15 +1,12 @@
 """CSI volumes made by democratic-csi itself (zfs-generic-nfs) for Nomad in the VM: what each Nomad operation
 does to ZFS and NFS on the storage host, and how faults are reported."""
 
-import subprocess
-
 import pytest
 
 from conftest import PARENT, SNAPSHOTS
-from zfsvm_client import wait_until, without_backups
+from zfsvm_client import without_backups
 
 GIB = 1024**3
-SECRETS = 'nomad/jobs/zfs-controller'  # the controller job's own variable, where the csi_plugin role stores the key
 
 
 def created(stack, volume_id, **extra):
@@ -174,30 +171,3 @@ def test_a_missing_delegation_is_named_in_the_error(stack, vm, without_delegated
     refused = stack.volume('t-no-create')
     assert refused['rc'] != 0 and 'permission denied' in refused['msg'], refused
     assert not exists(vm, PARENT + '/t-no-create')
-
-
-@pytest.fixture
-def wrong_ssh_key(stack, vm):
-    """The plugin's secret replaced by a key the storage host never authorised; restored afterwards."""
-    key = vm.workdir / 'id_wrong'
-    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(key)], check=True)
-    stored = stack.get('/v1/var/' + SECRETS)['Items']
-    stack.module('nomad_variable', {'path': SECRETS, 'items': {'ssh_private_key': key.read_text()}})
-    yield
-    stack.module('nomad_variable', {'path': SECRETS, 'items': stored})  # exactly what site.yml stored
-    stack.wait_healthy()
-
-
-def test_a_wrong_ssh_key_is_named_when_the_plugin_turns_unhealthy(stack, vm, wrong_ssh_key):
-    """The controller's template re-renders with the new key and restarts democratic-csi, which exits on
-    its first SSH connection; the role's health wait then names the reason. Under emulation the restarted
-    task may take a minute to log it, and until then the newest error line is an older one."""
-    check = {'plugin_id': 'zfs', 'jobs': ['zfs-controller', 'zfs-node']}
-    refused = wait_until(
-        lambda: stack.module('nomad_csi_plugin_info', dict(check, wait_timeout=20)),
-        lambda r: r['rc'] != 0 and 'All configured authentication methods failed' in r['msg'],
-        timeout=300,
-        why=lambda r: 'no SSH reason: %s' % r.get('msg', r),
-        pause=5,
-    )
-    assert 'controller allocation' in refused['msg'], refused['msg']

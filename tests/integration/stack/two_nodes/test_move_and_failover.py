@@ -112,9 +112,12 @@ def volume_with_job(stack, name, node, dataset, stop_on_client_after=None):
 
 
 def move_vars(stack, **variables):
-    """The extra vars of a move of t-mv to node nzc-b, whose host is the VM too, unless told otherwise."""
+    """The extra vars of a move of t-mv to node nzc-b, whose host is the VM too, unless told otherwise. A's agent is
+    asked at the address it advertises, B's at one given for it (as where a certificate names only localhost)."""
     nodes = {n['Name']: 'zfsvm' for n in stack.get('/v1/nodes')}
-    return dict({'volume': VOLUME, 'to': B_NAME}, host_volume_move_hosts=nodes, **variables)
+    agents = {B_NAME: 'http://localhost:5656'}
+    return dict({'volume': VOLUME, 'to': B_NAME}, host_volume_move_hosts=nodes, host_volume_move_agent_addrs=agents,
+                **variables)  # fmt: skip
 
 
 def move(stack, *flags, playbook=MOVE, **variables):

@@ -97,6 +97,21 @@ def test_a_move_names_the_volume_both_nodes_and_the_jobs_to_stop(run_main, nomad
     assert nomad.writes() == []
 
 
+def test_each_nodes_agent_is_named_at_its_advertised_address_unless_given(run_main, nomad):
+    nomad.objects['node/n2']['HTTPAddr'] = '10.0.0.12:4646'
+    advertised = plan(run_main, stop_jobs=True, nomad_addr='https://nomad.example:4646')
+    assert advertised['source']['agent_addr'] == 'https://127.0.0.1:4646'
+    assert advertised['target']['agent_addr'] == 'https://10.0.0.12:4646'
+    given = plan(run_main, stop_jobs=True, agent_addrs={'storage-2': 'https://localhost:4646/'})
+    assert (given['source']['agent_addr'], given['target']['agent_addr']) == (
+        'http://127.0.0.1:4646',
+        'https://localhost:4646',
+    )
+    bad = plan(run_main, stop_jobs=True, agent_addrs={'storage-2': 'localhost:4646'})
+    assert bad['failed'] and bad['msg'].startswith("agent_addrs.storage-2 is 'localhost:4646'; give the URL"), bad
+    assert nomad.writes() == []
+
+
 def two_of_them(nomad):
     nomad.objects['volumes'].append({'ID': 'v2', 'Name': 'pgdata'})
     nomad.objects['volume/host/v2'] = dict(VOLUME, ID='v2', NodeID='n2')
