@@ -21,7 +21,8 @@ sys.path.insert(0, str(REPO / 'tests' / 'integration'))
 from zfsvm_client import booted_vm, converged_stack, management_token  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '10'))
-NOMAD = 'http://127.0.0.1:4646'
+# The stack's agent (HTTPS, with the client certificate nomad-dev.sh made): set by main().
+NOMAD = {}
 SIZE = 64 << 20
 CAPS = [{'AccessMode': 'single-node-writer', 'AttachmentMode': 'file-system'}]
 SHIM = '#!/bin/sh\necho "$*" >> /run/zfs-bench.log\nexec /usr/sbin/zfs.bench-real "$@"\n'
@@ -29,13 +30,13 @@ SHIM = '#!/bin/sh\necho "$*" >> /run/zfs-bench.log\nexec /usr/sbin/zfs.bench-rea
 
 def api(method, path, body=None):
     request = urllib.request.Request(
-        NOMAD + path,
+        NOMAD['addr'] + path,
         data=json.dumps(body).encode() if body is not None else None,
         method=method,
         headers={'X-Nomad-Token': management_token()},
     )
     try:
-        with urllib.request.urlopen(request, timeout=300) as resp:
+        with urllib.request.urlopen(request, timeout=300, context=NOMAD['context']) as resp:
             raw = resp.read()
     except urllib.error.HTTPError as e:
         sys.exit('%s %s: %s %s' % (method, path, e.code, e.read().decode()))
@@ -84,7 +85,8 @@ WAYS = [
 
 def main():
     vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
-    converged_stack(vm, NOMAD)
+    NOMAD.update(addr=vm.nomad_addr, context=vm.nomad_ssl_context())
+    converged_stack(vm)
     vm.sh(
         "mv /usr/sbin/zfs /usr/sbin/zfs.bench-real && cat > /usr/sbin/zfs <<'EOF'\n%sEOF\nchmod 755 /usr/sbin/zfs"
         % SHIM

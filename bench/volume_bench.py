@@ -75,7 +75,7 @@ def cli_loop(env, workdir, ids):
 def main():
     workdir = Path(tempfile.mkdtemp(prefix='nzc-volume-bench-'))
     vm = booted_vm(workdir)
-    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR='http://127.0.0.1:4646')
+    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=vm.nomad_addr, **vm.nomad_tls_env)
     timed(['bash', str(REPO / 'scripts' / 'nomad-dev.sh'), 'start'], env)
     timed(
         [

@@ -34,7 +34,9 @@ ssh -q -i "$ZFSVM_KEY" -p "$ZFSVM_PORT" -o StrictHostKeyChecking=no -o UserKnown
 echo "--- the dataset democratic-csi made for volume demo (storage host)"
 bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquota,used,sharenfs tank/nomad/csi/demo \
   || { echo "demo: democratic-csi made no dataset tank/nomad/csi/demo for volume demo" >&2; exit 1; }
-export NOMAD_ADDR=http://127.0.0.1:4646
+# The agent's address, CA and a client certificate it accepts (HTTPS, verify_https_client), for the nomad CLI and the
+# modules below.
+eval "$(bash scripts/nomad-dev.sh env)"
 # The admin hands each their token, out of the variables nomad_access wrote them to.
 secret() { NOMAD_TOKEN=$(bash scripts/nomad-dev.sh token) "$CACHE/bin/nomad" var get -item=secret "nomad-access/tokens/$1"; }
 host_volume_operator=$(secret host-volume-operator)

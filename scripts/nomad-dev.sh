@@ -7,20 +7,47 @@
 # ACLs are on: start bootstraps them and keeps the management token in $TOKEN_FILE (`nomad-dev.sh
 # token` prints it). Only site.yml's nomad_access play and the tests' own checks use it; the playbook's
 # other plays run on the operators' tokens that play makes, and the demo's workload on a submitter's.
-# Usage: nomad-dev.sh start|stop|status|token
+# Its API is HTTPS only, to clients with a certificate of its own CA (verify_https_client), as a production
+# agent's: `nomad-dev.sh env` prints NOMAD_ADDR, NOMAD_CACERT, NOMAD_CLIENT_CERT and NOMAD_CLIENT_KEY.
+# Usage: nomad-dev.sh start|stop|status|token|env
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ZFSVM=tests/zfsvm/zfsvm.sh
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 # In the VM's run dir, which its next boot empties: a new VM has a new agent.
-TOKEN_FILE=${ZFSVM_RUN_DIR:-$CACHE/zfsvm/run}/nomad-management.token
+RUN_DIR=${ZFSVM_RUN_DIR:-$CACHE/zfsvm/run}
+TOKEN_FILE=$RUN_DIR/nomad-management.token
+# A CA, the agent's certificate and a client one, made by `nomad tls` for each VM. The VM holds the same files at
+# the same path: the roles' TLS variables name one path for the host that runs them and the nodes' hosts, as on a
+# cluster whose hosts are provisioned alike (inventories/local/group_vars).
+TLS_DIR=$RUN_DIR/nomad-tls
+CA=$TLS_DIR/nomad-agent-ca.pem CLIENT_CERT=$TLS_DIR/global-cli-nomad.pem CLIENT_KEY=$TLS_DIR/global-cli-nomad-key.pem
 # Short: a CSI plugin's socket path under it must fit the 108-byte unix socket limit.
 DATA_DIR=/var/lib/nzc-nomad
 log() { printf '[nomad-dev] %s\n' "$*" >&2; }
 addr() { bash "$ZFSVM" status 2>/dev/null | sed -n 's/^ZFSVM_NOMAD_ADDR=//p'; }
-up() { local a; a=$(addr) && [ -n "$a" ] && curl -sf "$a/v1/status/leader" | grep -q '"'; }
+tls_curl() { curl -sf --cacert "$CA" --cert "$CLIENT_CERT" --key "$CLIENT_KEY" "$@"; }
+up() { local a; a=$(addr) && [ -n "$a" ] && [ -s "$CA" ] && tls_curl "$a/v1/status/leader" | grep -q '"'; }
 # curl with the management token, from a file so that it is never on a command line.
-api() { curl -sf -H @<(printf 'X-Nomad-Token: %s\n' "$(cat "$TOKEN_FILE")") "$@"; }
+api() { tls_curl -H @<(printf 'X-Nomad-Token: %s\n' "$(cat "$TOKEN_FILE")") "$@"; }
+# What the nomad CLI, nomad-pack and the collection's modules read.
+env_lines() {
+  printf 'export NOMAD_ADDR=%q NOMAD_CACERT=%q NOMAD_CLIENT_CERT=%q NOMAD_CLIENT_KEY=%q\n' \
+    "$(addr)" "$CA" "$CLIENT_CERT" "$CLIENT_KEY"
+}
+
+# The TLS files here, and the same in the VM (a new VM, a new CA).
+make_tls() {
+  if [ ! -s "$TLS_DIR/global-server-nomad.pem" ]; then
+    rm -rf "$TLS_DIR"; mkdir -p "$TLS_DIR"
+    for argv in "ca create" "cert create -server" "cert create -cli"; do
+      # shellcheck disable=SC2086  # argv is words
+      (cd "$TLS_DIR" && "$CACHE/bin/nomad" tls $argv >/dev/null)
+    done
+    chmod 600 "$TLS_DIR"/*-key.pem
+  fi
+  tar -C / -cf - "${TLS_DIR#/}" | bash "$ZFSVM" ssh "tar -C / -xf -"
+}
 
 # raw_exec runs democratic-csi from the tools disk; exec runs workloads, the only
 # driver here that can mount a CSI volume into a task.
@@ -59,6 +86,13 @@ plugin "raw_exec" {
 acl {
   enabled = true
 }
+tls {
+  http                = true
+  verify_https_client = true
+  ca_file             = "$CA"
+  cert_file           = "$TLS_DIR/global-server-nomad.pem"
+  key_file            = "$TLS_DIR/global-server-nomad-key.pem"
+}
 HCL
 }
 
@@ -68,7 +102,7 @@ bootstrap() {
   secret=$(cat /proc/sys/kernel/random/uuid)
   mkdir -p "$(dirname "$TOKEN_FILE")"
   (umask 077; printf '%s\n' "$secret" >"$TOKEN_FILE")
-  printf '{"BootstrapSecret": "%s"}' "$secret" | curl -sf -X POST --data-binary @- "$1/v1/acl/bootstrap" >/dev/null
+  printf '{"BootstrapSecret": "%s"}' "$secret" | tls_curl -X POST --data-binary @- "$1/v1/acl/bootstrap" >/dev/null
 }
 
 start() {
@@ -78,6 +112,7 @@ start() {
   local a; a=$(addr)
   # An agent that died leaves its plugin processes and mounts; -dev state is in memory only.
   clean
+  make_tls
   agent_config "${a##*:}" | bash "$ZFSVM" ssh "mkdir -p /etc/nzc && cat >/etc/nzc/nomad.hcl"
   # A transient systemd unit outlives this SSH session and is stopped by name.
   bash "$ZFSVM" ssh "systemctl reset-failed nzc-nomad 2>/dev/null; systemd-run --unit=nzc-nomad --collect \
@@ -98,7 +133,7 @@ stop() {
   if up; then
     # Stop the plugin jobs first so their volume mounts are released.
     for job in zfs-node zfs-controller; do
-      NOMAD_TOKEN=$(cat "$TOKEN_FILE" 2>/dev/null) "$CACHE/bin/nomad" job stop -address="$(addr)" -purge "$job" >/dev/null 2>&1 || true
+      (eval "$(env_lines)"; NOMAD_TOKEN=$(cat "$TOKEN_FILE" 2>/dev/null) "$CACHE/bin/nomad" job stop -purge "$job" >/dev/null 2>&1) || true
     done
   fi
   clean
@@ -120,5 +155,6 @@ case ${1:-status} in
   stop) stop ;;
   status) if up; then log "running at $(addr)"; else log "not running"; exit 3; fi ;;
   token) if up && [ -s "$TOKEN_FILE" ]; then cat "$TOKEN_FILE"; else log "not running"; exit 3; fi ;;
-  *) log "usage: $0 start|stop|status|token"; exit 2 ;;
+  env) if up; then env_lines; else log "not running"; exit 3; fi ;;
+  *) log "usage: $0 start|stop|status|token|env"; exit 2 ;;
 esac

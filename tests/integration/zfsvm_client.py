@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import ssl
 import subprocess
 import sys
 import time
@@ -166,10 +167,10 @@ def booted_vm(workdir):
     return Vm(facts, workdir)
 
 
-def converged_stack(vm, nomad_addr='http://127.0.0.1:4646', limit=None):
+def converged_stack(vm, limit=None):
     """Apply site.yml to the local stack, for the benchmarks: all of it, after starting the VM's Nomad (a running one
     is reused), or only the hosts of limit."""
-    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, NOMAD_ADDR=nomad_addr)
+    env = ansible_env(ZFSVM_PORT=vm.port, ZFSVM_KEY=vm.key, ZFSVM_RUN_DIR=str(vm.run_dir))
     if not limit:
         subprocess.run(['bash', str(REPO / 'scripts' / 'nomad-dev.sh'), 'start'], check=True, capture_output=True)
     site = subprocess.run(
@@ -200,12 +201,24 @@ class Vm:
         # Nomad's API as forwarded to this host, for the agent scripts/nomad-dev.sh runs in this VM.
         self.nomad_addr = facts['ZFSVM_NOMAD_ADDR']
         self.run_dir = Path(self.key).parent
+        # That agent serves HTTPS to clients with a certificate of its CA; nomad-dev.sh made both in the run dir.
+        tls = self.run_dir / 'nomad-tls'
+        self.nomad_tls_env = {
+            'NOMAD_CACERT': str(tls / 'nomad-agent-ca.pem'),
+            'NOMAD_CLIENT_CERT': str(tls / 'global-cli-nomad.pem'),
+            'NOMAD_CLIENT_KEY': str(tls / 'global-cli-nomad-key.pem'),
+        }
         self.inventory = workdir / 'inventory.ini'
         self.inventory.write_text(
             '[zfs]\nzfsvm ansible_host=127.0.0.1 ansible_port=%s ansible_user=root '
             'ansible_ssh_private_key_file=%s ansible_python_interpreter=/usr/bin/python3\n' % (self.port, self.key)
         )
         self.workdir = workdir
+
+    def nomad_ssl_context(self):
+        context = ssl.create_default_context(cafile=self.nomad_tls_env['NOMAD_CACERT'])
+        context.load_cert_chain(self.nomad_tls_env['NOMAD_CLIENT_CERT'], self.nomad_tls_env['NOMAD_CLIENT_KEY'])
+        return context
 
     def ssh_argv(self, user='root'):
         return (

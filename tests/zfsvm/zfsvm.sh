@@ -8,7 +8,7 @@
 #   zfsvm.sh ssh ...  run a command in the VM as root
 #
 # Besides sshd, the VM forwards Nomad's HTTP port (ZFSVM_NOMAD_PORT, default 4646)
-# to 127.0.0.1 here, for the Nomad agent that scripts/nomad-dev.sh runs in it, and
+# to 127.0.0.1 here, for the Nomad agent that scripts/nomad-dev.sh runs in it (HTTPS only), and
 # mounts a read-only tools disk at /opt/nzc: nomad, csi-sanity, node and democratic-csi, the
 # same programs this host built or installed, so no download happens in the VM.
 #
@@ -245,7 +245,7 @@ stop() {
 status() {
   running || { log "not running"; return 3; }
   printf 'ZFSVM_HOST=127.0.0.1\nZFSVM_PORT=%s\nZFSVM_KEY=%s\nZFSVM_POOL=%s\nZFSVM_NOMAD_ADDR=%s\n' \
-    "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL" "http://127.0.0.1:$(cat "$RUN_DIR/nomad_port" 2>/dev/null || echo "$NOMAD_PORT")"
+    "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL" "https://127.0.0.1:$(cat "$RUN_DIR/nomad_port" 2>/dev/null || echo "$NOMAD_PORT")"
 }
 
 KEY=$( { declare -f build mirror; echo "$PACKAGES $ZFS_SUITE"; } | sha256sum | cut -c1-16)

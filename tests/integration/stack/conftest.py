@@ -46,12 +46,19 @@ class Stack(object):
         )
 
     @property
+    def context(self):
+        # Read when used: nomad-dev.sh makes the files when it starts the agent.
+        return self.vm.nomad_ssl_context()
+
+    @property
     def management(self):
         return management_token(self.vm.run_dir)
 
     @property
     def env(self):
-        return dict(self.base_env, NOMAD_TOKEN=self.management)
+        """The modules' and the CLI's: the agent's TLS files besides the token. Playbooks get neither: the roles
+        reach the agent through inventories/local's variables, as on a cluster."""
+        return dict(self.base_env, NOMAD_TOKEN=self.management, **self.vm.nomad_tls_env)
 
     def secret(self, token_name):
         """A token's secret from the variable nomad_access wrote it to."""
@@ -65,7 +72,7 @@ class Stack(object):
         request = urllib.request.Request(self.address + path, data=data, method=method)
         request.add_header('X-Nomad-Token', token or self.management)
         try:
-            with urllib.request.urlopen(request, timeout=120) as resp:
+            with urllib.request.urlopen(request, timeout=120, context=self.context) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
             raise AssertionError('%s %s: %s %s' % (method, path, e.code, e.read().decode())) from None
@@ -74,7 +81,7 @@ class Stack(object):
     def nomad(self, *argv, check=True, token=None, namespace='default'):
         proc = subprocess.run(
             [str(CACHE_BIN / 'nomad')] + list(argv),
-            env=dict(self.base_env, NOMAD_TOKEN=token or self.management, NOMAD_NAMESPACE=namespace),
+            env=dict(self.env, NOMAD_TOKEN=token or self.management, NOMAD_NAMESPACE=namespace),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
