@@ -2,11 +2,14 @@
 zfs-replica through the forced command) against syncoid run by hand as root with its defaults, and against rsync of
 the mounted datasets over SSH (what file-copy movers such as VolSync do).
 
+Two layouts, one after the other: N small volumes of BENCH_MIB MiB in one file each; and one large volume of
+BENCH_LARGE_MIB MiB in files of 256 KiB, where rsync must walk every file to find the few that changed.
+
 The local stack (site.yml applied, so the role's user, key, forced command and pull unit are in the VM), the VM
 being both primary (pool tank) and standby (pool backup), as make demo has it. Each way gets its own N source
-volumes of BENCH_MIB MiB of random data, so that one way's snapshots never ride along in another's sends (rsync
-reads ours' mounted files, which it leaves alone). Each is run three times: the first, full copy; a cycle with
-nothing changed; a cycle after 1 MiB was rewritten in every volume.
+volumes of random data, so that one way's snapshots never ride along in another's sends, and no way's reads
+change another's sources (a read updates a file's atime, which the next snapshot holds). Each is run three times:
+the first, full copy; a cycle with nothing changed; a cycle after 1 MiB was rewritten in every volume.
 
 Counted in the VM for each run, by the kernel's process accounting (acct(2)), so that every process of every user
 counts, the forced command's and the receiving user's included, and nothing is added to time: zfs processes, ssh
@@ -29,6 +32,10 @@ from zfsvm_client import STOP_BACKUPS, booted_vm, converged_stack  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '20'))
 MIB = int(os.environ.get('BENCH_MIB', '8'))
+# Three copies of it land in pool backup (ours, syncoid's, rsync's), which is 1.88 GiB in the VM.
+LARGE_MIB = int(os.environ.get('BENCH_LARGE_MIB', '512'))
+# (name, volumes, MiB a volume, files a volume); a file of the large layout is 256 KiB.
+LAYOUTS = [('small', N, MIB, 1), ('large', 1, LARGE_MIB, LARGE_MIB * 4)]
 WORK = '/var/tmp/nzc-bench'  # not /run, which the VM mounts noexec (rsync runs from here)
 SOURCES = 'tank/nomad/volumes/nzc-bench'  # under a parent the stack's forced command serves
 OURS_TARGET = 'backup/replica/nzc-bench'  # under the replica parent, where zfs-replica may receive
@@ -102,8 +109,9 @@ print(json.dumps({'seconds': seconds, 'processes': processes, 'connections': con
 
 
 class Bench:
-    def __init__(self, vm):
+    def __init__(self, vm, n, mib, files):
         self.vm = vm
+        self.n, self.mib, self.files = n, mib, files
         self.uids = {}
         self.mountpoints = {}
 
@@ -127,17 +135,22 @@ class Bench:
         self.sh('rm -rf %s && mkdir -p %s' % (WORK, WORK))
         self.rsync_path = install_rsync(vm, WORK)
         self.ssh = root_ssh(vm, WORK)
-        self.sh('head -c %dM /dev/urandom > %s/data' % (MIB, WORK))
-        for way in ('ours', 'syncoid'):
+        if self.files == 1:
+            self.sh('head -c %dM /dev/urandom > %s/data' % (self.mib, WORK))
+            fill = 'cp %s/data "$m/data"' % WORK
+        else:  # files of 256 KiB, named by split: data.aaaa, data.aaab, ...
+            fill = 'head -c %dM /dev/urandom | split -a 4 -b 256K - "$m/data."' % self.mib
+        for way in ('ours', 'syncoid', 'rsync'):
             self.sh('/usr/sbin/zfs create -p %s/%s' % (SOURCES, way))
-            names = ' '.join('%s/%s/v%02d' % (SOURCES, way, i) for i in range(N))
+            names = ' '.join('%s/%s/v%02d' % (SOURCES, way, i) for i in range(self.n))
             self.sh(
-                'for d in %s; do /usr/sbin/zfs create -o refquota=256M $d && '
-                'cp %s/data "$(/usr/sbin/zfs get -H -o value mountpoint $d)/data" || exit 1; done' % (names, WORK)
+                'for d in %s; do /usr/sbin/zfs create -o refquota=%dM $d && '
+                'm=$(/usr/sbin/zfs get -H -o value mountpoint $d) && %s || exit 1; done'
+                % (names, max(256, self.mib + 256), fill)
             )
         self.sh('/usr/sbin/zfs create -p %s && /usr/sbin/zfs create -p %s/syncoid' % (OURS_TARGET, ANCHORS))
         self.sh('/usr/sbin/zfs create -p %s/rsync' % ANCHORS)
-        names = ' '.join('%s/rsync/v%02d' % (ANCHORS, i) for i in range(N))
+        names = ' '.join('%s/rsync/v%02d' % (ANCHORS, i) for i in range(self.n))
         self.sh('for d in %s; do /usr/sbin/zfs create $d || exit 1; done' % names)
         self.sh("mkdir -p %s/sanoid && cat > %s/sanoid/sanoid.conf <<'EOF'\n%sEOF" % (WORK, WORK, SANOID_CONF))
         self.sh(
@@ -155,12 +168,22 @@ class Bench:
         remove_root_key(self.vm)
 
     def change(self):
-        """Rewrite 1 MiB in the middle of every source volume's file."""
+        """Rewrite 1 MiB of every source volume: in the middle of its one file, or four whole files of 256 KiB."""
         self.sh('head -c 1M /dev/urandom > %s/change' % WORK)
-        for way in ('ours', 'syncoid'):
-            for i in range(N):
-                path = self.mountpoint('%s/%s/v%02d' % (SOURCES, way, i)) + '/data'
-                self.sh('dd if=%s/change of=%s bs=1M seek=%d count=1 conv=notrunc status=none' % (WORK, path, MIB // 2))
+        for way in ('ours', 'syncoid', 'rsync'):
+            for i in range(self.n):
+                mountpoint = self.mountpoint('%s/%s/v%02d' % (SOURCES, way, i))
+                if self.files == 1:
+                    self.sh(
+                        'dd if=%s/change of=%s/data bs=1M seek=%d count=1 conv=notrunc status=none'
+                        % (WORK, mountpoint, self.mib // 2)
+                    )
+                else:
+                    self.sh(
+                        'for n in 0 1 2 3; do f=$(ls %s | sed -n "$((n * %d + 1))p"); dd if=%s/change of=%s/$f bs=256K '
+                        'skip=$n count=1 conv=notrunc status=none || exit 1; done'
+                        % (mountpoint, self.files // 4, WORK, mountpoint)
+                    )
         self.sh('sync')
 
     def sanoid(self):
@@ -174,7 +197,7 @@ class Bench:
         # Its own cache and run dirs: the stack's sanoid keeps a snapshot list for 15 minutes, without these.
         sanoid = ['/usr/sbin/sanoid', '--take-snapshots', '--verbose', '--configdir=%s/sanoid' % WORK]
         row = self.measure(sanoid + ['--cache-dir=%s/sanoid/cache' % WORK, '--run-dir=%s/sanoid/run' % WORK])
-        assert self.snapshot_count() == before + N, row['output']
+        assert self.snapshot_count() == before + self.n, row['output']
         return row
 
     def snapshot_count(self):
@@ -199,10 +222,10 @@ class Bench:
             % (
                 shlex.quote(self.rsync_path),
                 shlex.quote(self.ssh),
-                self.mountpoint('%s/ours/v%02d' % (SOURCES, i)),
+                self.mountpoint('%s/rsync/v%02d' % (SOURCES, i)),
                 self.mountpoint('%s/rsync/v%02d' % (ANCHORS, i)),
             )
-            for i in range(N)
+            for i in range(self.n)
         )
         return self.measure(
             ['env', 'PATH=%s:/usr/bin:/bin' % WORK, 'LD_LIBRARY_PATH=%s/lib' % WORK, 'sh', '-c', script]
@@ -251,39 +274,44 @@ def main():
     timers = vm.sh("systemctl list-units --state=active --plain --no-legend 'zfs-replication-pull@*.timer' "
                    "sanoid.timer | cut -d' ' -f1").stdout.split()  # fmt: skip
     vm.sh(STOP_BACKUPS)
-    bench = Bench(vm)
-    rows = []
+    rows, idle = [], None
     try:
-        bench.tear_down()
-        bench.set_up()
-        idle = bench.summary(bench.measure(['sleep', '10']))
-        for cycle in ('full', 'unchanged', 'changed'):
-            if cycle == 'changed':
-                bench.change()
-            for label, way in WAYS:
-                rows.append(dict(bench.summary(getattr(bench, way)()), way=label, cycle=cycle))
+        for layout, n, mib, files in LAYOUTS:
+            bench = Bench(vm, n, mib, files)
+            bench.tear_down()
+            bench.set_up()
+            if idle is None:
+                idle = bench.summary(bench.measure(['sleep', '10']))
+            for cycle in ('full', 'unchanged', 'changed'):
+                if cycle == 'changed':
+                    bench.change()
+                for label, way in WAYS:
+                    rows.append(dict(bench.summary(getattr(bench, way)()), way=label, cycle=cycle, layout=layout))
+            bench.tear_down()
     finally:
-        bench.tear_down()
+        Bench(vm, 0, 0, 1).tear_down()
         if timers:
             vm.sh('systemctl start %s' % ' '.join(timers))
     version = vm.sh('/usr/sbin/zfs version | head -1').stdout.strip()
-    print('# One replication cycle of %d volumes of %d MiB (%s, the VM its own standby)\n' % (N, MIB, version))
+    print('# One replication cycle (%s, the VM its own standby)\n' % version)
+    print('Layouts: small, %d volumes of %d MiB in one file each; large, one volume of %d MiB in %d files.\n'
+          % (N, MIB, LARGE_MIB, LARGE_MIB * 4))  # fmt: skip
     print(
         'With nothing running, over 10 s: %d zfs processes, %d ssh sessions, %.0f bytes a second on loopback.\n'
         % (idle['zfs'], idle['ssh'], idle['lo_bytes'] / 10)
     )
     print(
-        '| cycle | way | seconds | of which snapshots | zfs processes (by user) | ssh sessions | SSH connections '
-        '| MiB on loopback |'
+        '| layout | cycle | way | seconds | of which snapshots | zfs processes (by user) | ssh sessions '
+        '| SSH connections | MiB on loopback |'
     )
-    print('|---|---|---|---|---|---|---|---|')
+    print('|---|---|---|---|---|---|---|---|---|')
     for row in rows:
         users = ', '.join('%s %d' % item for item in sorted(row['zfs_by_user'].items()))
         users = ' (%s)' % users if users else ''
         snap = row['snapshots']
         print(
-            '| %s | %s | %.1f | %s | %d%s | %d | %d | %.2f |'
-            % (row['cycle'], row['way'], row['seconds'],
+            '| %s | %s | %s | %.1f | %s | %d%s | %d | %d | %.2f |'
+            % (row['layout'], row['cycle'], row['way'], row['seconds'],
                '%.1f s, %d zfs' % (snap['seconds'], snap['zfs']) if snap else '-',
                row['zfs'], users, row['ssh'], row['connections'], row['lo_bytes'] / 2**20)
         )  # fmt: skip

@@ -2,7 +2,8 @@
 # Copyright: nomad_zfs.csi contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
-"""A replica's status against its primary, from two ``zfs list -Hp -o name,guid,creation`` listings.
+"""A replica's status against its primary, from two ``zfs list -Hp -o name,guid,createtxg,creation,written``
+listings.
 
 Pure: parse and compare, no zfs and no SSH, so that every case is a unit test.
 """
@@ -11,50 +12,96 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-LIST_ARGS = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', 'name,guid,creation']
+COLUMNS = 'name,guid,createtxg,creation,written'
+LIST_ARGS = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', COLUMNS]
+
+
+def listing_ssh_argv(ssh, key, port, ssh_options, login, parent):
+    """The primary's listing of parent through a pull's key, whose forced command runs this `zfs list` with no
+    shell. login is user@host, one word that cannot read as an option."""
+    argv = [ssh, '-i', key, '-p', str(port)]
+    for option in ssh_options:
+        argv += ['-o', option]
+    return argv + [login, 'zfs'] + LIST_ARGS + [parent]
 
 
 def parse_listing(stdout):
-    """``zfs list -Hp -o name,guid,creation`` into {dataset: {'snapshots': [...], 'bookmarks': [...]}}, each
-    point {'name', 'guid', 'created'} oldest first (creation, then name)."""
+    """The listing into {dataset: {'snapshots': [...], 'bookmarks': [...]}}, each point {'name', 'guid', 'txg',
+    'created', 'written'} oldest first by transaction group (creation has whole seconds only, and sanoid takes
+    several kinds in one). written is what a snapshot holds that the snapshot before it does not; None for a
+    bookmark."""
     datasets = {}
     for line in stdout.splitlines():
         fields = line.split('\t')
-        if len(fields) != 3:
+        if len(fields) != 5:
             continue
-        name, guid, created = fields
+        name, guid, txg, created, written = fields
         for mark, kind in (('@', 'snapshots'), ('#', 'bookmarks')):
             if mark in name:
                 dataset = name.split(mark, 1)[0]
-                point = {'name': name, 'guid': guid, 'created': int(created)}
+                point = {
+                    'name': name,
+                    'guid': guid,
+                    'txg': int(txg),
+                    'created': int(created),
+                    'written': int(written) if written.isdigit() else None,
+                }
                 datasets.setdefault(dataset, {'snapshots': [], 'bookmarks': []})[kind].append(point)
                 break
         else:
             datasets.setdefault(name, {'snapshots': [], 'bookmarks': []})
     for points in datasets.values():
         for kind in ('snapshots', 'bookmarks'):
-            points[kind].sort(key=lambda p: (p['created'], p['name']))
+            points[kind].sort(key=lambda p: (p['txg'], p['name']))
     return datasets
 
 
+def _public(point):
+    return {'name': point['name'], 'guid': point['guid'], 'created': point['created']} if point else None
+
+
 def _newest(points):
-    return dict(points[-1]) if points else None
+    return points[-1] if points else None
+
+
+def recovery_point(source, newest_replica):
+    """The newest primary snapshot whose data the replica holds, and whether that is the primary's newest.
+
+    The replica's newest snapshot, when the primary still has it as a snapshot; then each later one that wrote
+    nothing (written 0: no block the one before it lacks) holds the same data. A bookmark carries no written
+    figures, so from one only the replica's own snapshot counts."""
+    if newest_replica is None:
+        return None, False
+    by_guid = dict((p['guid'], p) for p in source['snapshots'])
+    point = by_guid.get(newest_replica['guid'])
+    if point is None:
+        return newest_replica, False
+    later = [p for p in source['snapshots'] if p['txg'] > point['txg']]
+    for snapshot in later:
+        if snapshot['written'] != 0:
+            return point, False
+        point = snapshot
+    return point, True
 
 
 def volume_status(source, replica, now):
     """One volume: the newest snapshot on each side, the newest replica snapshot that the primary still has as
-    a snapshot or bookmark (where the next increment starts), and the lag: how old the newest data on the
-    replica is (the recovery point), in seconds."""
+    a snapshot or bookmark (where the next increment starts), whether the replica holds the primary's newest
+    data (in_sync), and the lag: how old the newest data on the replica is (the recovery point), in seconds."""
     replica_snapshots = replica['snapshots'] if replica else []
-    on_source = set(p['guid'] for p in source['snapshots'] + source['bookmarks'])
+    # Transaction groups count per pool: a replica's point is compared through the primary's point of its guid.
+    on_source = dict((p['guid'], p) for p in source['snapshots'] + source['bookmarks'])
     common = [p for p in replica_snapshots if p['guid'] in on_source]
+    base = on_source[common[-1]['guid']] if common else None
     newest_replica = _newest(replica_snapshots)
+    point, in_sync = recovery_point(source, newest_replica)
     return {
-        'newest_source': _newest(source['snapshots']),
-        'newest_replica': newest_replica,
-        'newest_common': _newest(common),
-        'lag_seconds': max(0, now - newest_replica['created']) if newest_replica else None,
-        'behind': len([p for p in source['snapshots'] if not common or p['created'] > common[-1]['created']]),
+        'newest_source': _public(_newest(source['snapshots'])),
+        'newest_replica': _public(newest_replica),
+        'newest_common': _public(_newest(common)),
+        'in_sync': in_sync,
+        'lag_seconds': max(0, now - point['created']) if point else None,
+        'behind': len([p for p in source['snapshots'] if base is None or p['txg'] > base['txg']]),
     }
 
 
@@ -92,8 +139,9 @@ def replica_report(replica_listing, parent, target, now):
                 'replica': replica_name,
                 'replica_exists': True,
                 'newest_source': None,
-                'newest_replica': newest,
+                'newest_replica': _public(newest),
                 'newest_common': None,
+                'in_sync': None,
                 'lag_seconds': max(0, now - newest['created']) if newest else None,
                 'behind': None,
             }

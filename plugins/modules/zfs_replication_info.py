@@ -128,8 +128,18 @@ volumes:
     newest_common:
       description: The newest replica snapshot that the primary still has as a snapshot or bookmark, or null.
       type: dict
+    in_sync:
+      description:
+        - Whether the replica holds the primary's newest data, that is, the primary still has the replica's newest
+          snapshot and every snapshot it took since wrote nothing (its C(written) is 0). A pull leaves such a volume
+          out.
+        - Null with O(primary_lost).
+      type: bool
     lag_seconds:
-      description: Seconds since the newest replica snapshot was taken on the primary, or null when there is none.
+      description:
+        - How old the newest data on the replica is (its recovery point), in seconds, or null when it has no
+          snapshot. The point is the replica's newest snapshot, or the newest of the primary's snapshots after it
+          that wrote nothing, since the replica holds their data too.
       type: int
     behind:
       description: How many of the primary's snapshots are newer than the newest common one.
@@ -142,6 +152,7 @@ import time
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
     LIST_ARGS,
+    listing_ssh_argv,
     replica_report,
     report,
 )
@@ -166,10 +177,8 @@ def check_input(module):
 def ssh_argv(ssh, params):
     """The primary's listing through the pull's key, whose forced command runs this `zfs list` with no shell."""
     options = ['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=%s' % params['known_hosts']]
-    argv = [ssh, '-i', params['ssh_key'], '-p', str(params['port'])]
-    for option in options:
-        argv += ['-o', option]
-    return argv + ['%s@%s' % (params['user'], params['host']), 'zfs'] + LIST_ARGS + [params['parent']]
+    login = '%s@%s' % (params['user'], params['host'])
+    return listing_ssh_argv(ssh, params['ssh_key'], params['port'], options, login, params['parent'])
 
 
 def read_primary(module):

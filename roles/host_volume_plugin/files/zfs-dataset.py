@@ -5,7 +5,7 @@
 #
 # sh runs the lines up to exec, and Python the whole file, to which those lines are one string.
 # Nomad gives the fingerprint one second and does not retry it; a Python start alone took longer
-# on a loaded host, so sh answers it. Everything else runs in python3 -I -S.
+# on a loaded host, so sh answers it. Everything else runs in python3 -IS.
 """:"
 [ "$1" = fingerprint ] && { echo '{"version": "0.2.0"}'; exit 0; }
 exec /usr/bin/python3 -IS "$0" "$@"

@@ -28,11 +28,26 @@ def pull(vm, parent):
     return journal
 
 
+def volume_of(status, dataset):
+    [volume] = [v for v in status['volumes'] if v['name'] == dataset]
+    return volume
+
+
 def lag_of(run_module, parent, dataset):
     """zfs_replication_info run in the VM, as the standby runs it: one volume's lag, and the whole report."""
     status = run_module('zfs_replication_info', {'host': '127.0.0.1', 'parent': parent, 'target': REPLICAS + parent})
-    [volume] = [v for v in status['volumes'] if v['name'] == dataset]
-    return volume['lag_seconds'], status
+    return volume_of(status, dataset)['lag_seconds'], status
+
+
+def recovery_point(vm, run_module, parent, dataset, snapshot):
+    """The report, once its lag for dataset was checked to count from snapshot's creation (the clock read
+    around the module's run)."""
+    created = int(vm.zfs('get', '-Hp', '-o', 'value', 'creation', snapshot).stdout)
+    before = int(vm.sh('date +%s').stdout)
+    lag, status = lag_of(run_module, parent, dataset)
+    after = int(vm.sh('date +%s').stdout)
+    assert before - created <= lag <= after - created, (lag, before, after, created)
+    return volume_of(status, dataset)
 
 
 def test_site_pulls_every_volume_to_pool_backup_but_the_opted_out_one(stack, vm, run_module):
@@ -71,19 +86,27 @@ def test_site_pulls_every_volume_to_pool_backup_but_the_opted_out_one(stack, vm,
         assert vm.zfs('list', REPLICAS + opted_out, check=False).returncode != 0
         assert vm.zfs('get', '-H', '-o', 'value', 'mounted', REPLICAS + csi).stdout.strip() == 'no'
 
-        # The recovery point grows while nothing is pulled, and falls when a newer snapshot is (any snapshot, not
-        # only the schedule's).
+        # The recovery point grows while nothing is pulled.
         first, status = lag_of(run_module, PARENT, csi)
         assert first is not None and first < 900 and status['not_replicated'] == [], status
         vm.sh('sleep 2')
         second = lag_of(run_module, PARENT, csi)[0]
         assert second > first
+        # A snapshot that wrote nothing: the replica holds its data before any pull, and is as old as it.
+        vm.zfs('snapshot', csi + '@t-bk-same')
+        volume = recovery_point(vm, run_module, PARENT, csi, csi + '@t-bk-same')
+        assert volume['in_sync'] and volume['behind'] == 1, volume
+        # One that wrote something: behind until a pull sends it, with the one before it.
+        vm.sh('echo more >> /%s/proof.txt' % csi)
         vm.zfs('snapshot', csi + '@t-bk-now')
+        assert not volume_of(lag_of(run_module, PARENT, csi)[1], csi)['in_sync']
         pull(vm, PARENT)
-        third, status = lag_of(run_module, PARENT, csi)
-        assert third < second and ('t-bk-now', 0) in {
-            (v['newest_common']['name'].split('@')[1], v['behind']) for v in status['volumes'] if v['name'] == csi
-        }, status
+        volume = recovery_point(vm, run_module, PARENT, csi, csi + '@t-bk-now')
+        assert (volume['newest_common']['name'].split('@')[1], volume['behind'], volume['in_sync']) == (
+            't-bk-now',
+            0,
+            True,
+        ), volume
         assert snapshots(vm, REPLICAS + csi) == snapshots(vm, csi)
     finally:
         for name in host_volumes:

@@ -4,13 +4,16 @@ everything else is refused before anything runs. The commands are the ones synco
 (tests/integration/replication)."""
 
 import importlib.util
+import random
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
-SOURCE = Path(__file__).resolve().parents[3] / 'roles' / 'zfs_replication' / 'files' / 'zfs-replication-source.py'
+SOURCE = Path(__file__).resolve().parents[3] / 'roles' / 'zfs_replication' / 'files' / 'zfs_replication_source.py'
 SPEC = importlib.util.spec_from_file_location('zfs_replication_source', str(SOURCE))
 source = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(source)
@@ -87,6 +90,9 @@ def test_the_argv_is_the_command_split_without_a_shell():
         ('zpool get -H feature@x other', 'only zpool get of a feature'),
         ('zpool destroy tank', 'only zfs list'),
         ("zfs get -H name 'unbalanced", 'cannot split'),
+        ('zfs list --recursive tank/nomad/csi', 'option --recursive not recognized'),
+        ('zfs list -r -o', 'option -o requires argument'),
+        ('zfs list -r: tank/nomad/csi', 'option -: not recognized'),
     ],
 )
 def test_everything_else_is_refused_with_the_reason(command, why):
@@ -98,3 +104,79 @@ def test_everything_else_is_refused_with_the_reason(command, why):
 def test_a_missing_or_bad_parent_line_names_the_role(text):
     with pytest.raises(source.Refused, match='zfs_replication role'):
         source.read_parents(text)
+
+
+@pytest.mark.parametrize(
+    'words',
+    [
+        ['-Hpd', '1', '-t', 'snapshot', 'guid', 'x'],
+        ['-d1', '-ro', 'name', '--', '-r', 'x'],
+        ['-r', '-', '-H'],
+        ['x', '-r'],
+        ['-o'],
+        ['-q', 'x'],
+        ['--long', 'x'],
+        ['-r:', 'x'],
+        [],
+    ],
+)
+def test_options_are_split_as_pythons_getopt_splits_them(words):
+    """The forced command's own getopt (Python's imports gettext, a tenth of a start) against Python's."""
+    import getopt
+
+    try:
+        expected = getopt.getopt(words, 'rHpd:o:t:s:S:')
+    except getopt.GetoptError:
+        expected = 'refused'
+    try:
+        got = source._options(words, 'rHpd:o:t:s:S:')
+    except source.Refused:
+        got = 'refused'
+    assert got == expected
+
+
+def test_the_listing_of_the_pull_and_of_zfs_replication_info_is_allowed_under_a_parent_only():
+    from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import LIST_ARGS
+
+    listing = 'zfs %s ' % ' '.join(LIST_ARGS)  # as ssh joins its argv
+    assert source.plan(listing + 'tank/nomad/volumes', PARENTS)[0] == [source.ZFS, 'list', '-H', '-p'] + LIST_ARGS[
+        2:
+    ] + ['tank/nomad/volumes']
+    with pytest.raises(source.Refused, match='outside the replicated parents'):
+        source.plan(listing + 'tank', PARENTS)
+
+
+def _outcome(function, *args):
+    try:
+        return function(*args)
+    except (ValueError, source.Refused):
+        return 'refused'
+
+
+def _random_texts(alphabet, count, longest):
+    chooser = random.Random(37)
+    texts = []
+    for unused in range(count):
+        texts.append(''.join(chooser.choice(alphabet) for unused in range(chooser.randint(0, longest))))
+    return texts
+
+
+def test_commands_are_split_as_shlex_splits_them():
+    """shlex costs the forced command an import of re at every start; its own splitter must agree with it on
+    every command syncoid sent and on quotes, escapes and blanks in any order."""
+    texts = CAPTURED + _random_texts(['a', ' ', '\t', '\n', "'", '"', '\\', '@', ';', '$'], 20000, 10)
+    assert [_outcome(source.split, t) for t in texts] == [_outcome(shlex.split, t) for t in texts]
+
+
+def test_names_are_checked_as_the_regular_expression_of_a_dataset_name_checks_them():
+    component = r'[A-Za-z0-9_.:-]+'
+    pattern = re.compile(r'(%s(?:/%s)*)([@#]%s)?' % (component, component, component))
+
+    def by_regex(name):
+        match = pattern.fullmatch(name)
+        if not match or any(part in ('.', '..') for part in re.split('[/@#]', name)):
+            return None
+        return match.group(1), match.group(2) or ''
+
+    names = _random_texts(['a', '/', '@', '#', '.', '-', ':', '_', 'Z', '9', ' ', '!'], 20000, 9)
+    assert [source._name(n) for n in names] == [by_regex(n) for n in names]

@@ -1,44 +1,70 @@
-"""The replica's status from two real `zfs list -Hp -r -t filesystem,volume,snapshot,bookmark -o name,guid,creation`
-listings, captured in the VM (OpenZFS 2.3.2) after two runs of syncoid 2.1.0 with --no-sync-snap --create-bookmark
---recursive --skip-parent: v1 pulled twice and snapshotted once more since, v2 made after the last pull, v3 with no
-snapshots (opted out)."""
+"""The replica's status from two real `zfs list -Hp -r -t filesystem,volume,snapshot,bookmark
+-o name,guid,createtxg,creation,written` listings captured in the VM by tests/tools/capture-replication-listings.sh
+(OpenZFS 2.3.2, syncoid 2.1.0 with --no-sync-snap --create-bookmark --recursive --skip-parent): v1 pulled twice and
+written and snapshotted since; v2 made after the last pull; v3 with no snapshots (opted out); v4 pulled once and
+snapshotted twice since with nothing written; v5 pulled once, snapshotted with nothing written, then written and
+snapshotted."""
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import parse_listing, report
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
 PRIMARY = (FIXTURES / 'zfs_list_replication_primary_2.3.2.txt').read_text()
 STANDBY = (FIXTURES / 'zfs_list_replication_standby_2.3.2.txt').read_text()
-PARENT, TARGET = 'tank/it-src', 'standby/replica/127.0.0.1/tank/it-src'
+PARENT, TARGET = 'tank/it-src', 'backup/it-capture/tank/it-src'
 
 
 def points(listing, dataset, kind):
     return [p['name'].split(dataset)[1] for p in parse_listing(listing)[dataset][kind]]
 
 
-def test_the_listing_is_parsed_by_dataset_oldest_first():
+def created(volume, round_):
+    return {p['name']: p['created'] for p in parse_listing(PRIMARY)[PARENT + '/' + volume]['snapshots']}[
+        '%s/%s@autosnap_%d_hourly' % (PARENT, volume, round_)
+    ]
+
+
+def without(listing, text):
+    return '\n'.join(line for line in listing.splitlines() if text not in line)
+
+
+def by_name(status):
+    return dict((v['name'].rsplit('/', 1)[1], v) for v in status['volumes'])
+
+
+def test_the_listing_is_parsed_by_dataset_oldest_first_with_what_each_snapshot_wrote():
     assert points(PRIMARY, PARENT + '/v1', 'snapshots') == ['@autosnap_%d_hourly' % n for n in (1, 2, 3)]
     assert points(PRIMARY, PARENT + '/v1', 'bookmarks') == ['#autosnap_1_hourly', '#autosnap_2_hourly']
     assert parse_listing(PRIMARY)[PARENT] == {'snapshots': [], 'bookmarks': []}
+    v4 = parse_listing(PRIMARY)[PARENT + '/v4']
+    assert [p['written'] for p in v4['snapshots']][1:] == [0, 0] and v4['snapshots'][0]['written'] > 0
+    assert [p['written'] for p in v4['bookmarks']] == [None]
 
 
-def test_each_volume_reports_its_newest_points_and_lag():
-    created = {p['name']: p['created'] for p in parse_listing(PRIMARY)[PARENT + '/v1']['snapshots']}
-    now = created[PARENT + '/v1@autosnap_3_hourly'] + 100
+def test_each_volume_reports_its_newest_points_and_its_recovery_point():
+    now = created('v5', 4) + 100
     status = report(PRIMARY, STANDBY, PARENT, TARGET, now)
-    v1, v2, v3 = status['volumes']
+    volumes = by_name(status)
+    v1 = volumes['v1']
     assert (v1['name'], v1['replica'], v1['replica_exists']) == (PARENT + '/v1', TARGET + '/v1', True)
     assert v1['newest_source']['name'] == PARENT + '/v1@autosnap_3_hourly'
     assert v1['newest_replica']['name'] == TARGET + '/v1@autosnap_2_hourly'
     assert v1['newest_common']['name'] == TARGET + '/v1@autosnap_2_hourly'
-    assert v1['lag_seconds'] == now - created[PARENT + '/v1@autosnap_2_hourly']
-    assert v1['behind'] == 1
-    assert (v2['replica_exists'], v2['newest_replica'], v2['newest_common'], v2['lag_seconds']) == (
+    assert (v1['in_sync'], v1['lag_seconds'], v1['behind']) == (False, now - created('v1', 2), 1)
+    v2 = volumes['v2']
+    assert (v2['replica_exists'], v2['newest_replica'], v2['newest_common'], v2['lag_seconds'], v2['in_sync']) == (
         False,
         None,
         None,
         None,
+        False,
     )
-    assert v3['newest_source'] is None
+    assert volumes['v3']['newest_source'] is None
+    # v4's two later snapshots wrote nothing: its replica holds the newest data, as old as the newest snapshot.
+    v4 = volumes['v4']
+    assert (v4['in_sync'], v4['lag_seconds'], v4['behind']) == (True, now - created('v4', 4), 2)
+    # v5's replica holds what its third snapshot holds, not what its fourth wrote.
+    v5 = volumes['v5']
+    assert (v5['in_sync'], v5['lag_seconds'], v5['behind']) == (False, now - created('v5', 3), 2)
     # v2 was never pulled, so the worst lag is unknown, and says so.
     assert (status['lag_seconds'], status['not_replicated'], status['without_snapshots']) == (
         None,
@@ -48,22 +74,31 @@ def test_each_volume_reports_its_newest_points_and_lag():
 
 
 def test_the_worst_lag_over_the_volumes_with_snapshots():
-    without_v2 = '\n'.join(line for line in PRIMARY.splitlines() if '/v2' not in line)
-    created = parse_listing(PRIMARY)[PARENT + '/v1']['snapshots'][1]['created']
-    assert report(without_v2, STANDBY, PARENT, TARGET, created + 60)['lag_seconds'] == 60
+    now = created('v5', 4) + 60
+    assert report(without(PRIMARY, '/v2'), STANDBY, PARENT, TARGET, now)['lag_seconds'] == now - created('v1', 2)
 
 
 def test_a_bookmark_keeps_the_common_point_after_the_snapshot_was_pruned():
-    pruned = '\n'.join(line for line in PRIMARY.splitlines() if '@autosnap_2_hourly' not in line)
-    v1 = report(pruned, STANDBY, PARENT, TARGET, 0)['volumes'][0]
+    v1 = by_name(report(without(PRIMARY, 'v1@autosnap_2_hourly'), STANDBY, PARENT, TARGET, 0))['v1']
     assert v1['newest_common']['name'] == TARGET + '/v1@autosnap_2_hourly'
     assert v1['lag_seconds'] == 0  # never negative, even against a clock behind the primary's
 
 
 def test_no_common_point_when_the_primary_has_neither_snapshot_nor_bookmark():
-    gone = '\n'.join(line for line in PRIMARY.splitlines() if 'autosnap_2_hourly' not in line)
-    v1 = report(gone, STANDBY, PARENT, TARGET, 0)['volumes'][0]
+    gone = without(PRIMARY, 'v1@autosnap_2_hourly')
+    gone = without(gone, 'v1#autosnap_2_hourly')
+    v1 = by_name(report(gone, STANDBY, PARENT, TARGET, 0))['v1']
     assert v1['newest_common']['name'] == TARGET + '/v1@autosnap_1_hourly'
-    gone = '\n'.join(line for line in gone.splitlines() if 'autosnap_1_hourly' not in line)
-    v1 = report(gone, STANDBY, PARENT, TARGET, 0)['volumes'][0]
+    gone = without(without(gone, 'v1@autosnap_1_hourly'), 'v1#autosnap_1_hourly')
+    v1 = by_name(report(gone, STANDBY, PARENT, TARGET, 0))['v1']
     assert v1['newest_common'] is None and v1['behind'] == 1
+
+
+def test_only_a_snapshot_the_primary_still_has_vouches_for_the_ones_after_it():
+    # With v4's pulled snapshot pruned to a bookmark, nothing says what the later ones wrote since.
+    v4 = by_name(report(without(PRIMARY, 'v4@autosnap_1_hourly'), STANDBY, PARENT, TARGET, 0))['v4']
+    assert v4['newest_common']['name'] == TARGET + '/v4@autosnap_1_hourly' and not v4['in_sync']
+    # A volume made anew on the primary under the same names (other guids) is not in sync either.
+    guid = parse_listing(PRIMARY)[PARENT + '/v4']['snapshots'][0]['guid']
+    made_anew = PRIMARY.replace('\t%s\t' % guid, '\t1%s\t' % guid)
+    assert not by_name(report(made_anew, STANDBY, PARENT, TARGET, 0))['v4']['in_sync']

@@ -9,9 +9,9 @@ from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
 PRIMARY = (FIXTURES / 'zfs_list_replication_primary_2.3.2.txt').read_text()
 STANDBY = (FIXTURES / 'zfs_list_replication_standby_2.3.2.txt').read_text()
-ARGS = {'host': '127.0.0.1', 'parent': 'tank/it-src', 'target': 'standby/replica/127.0.0.1/tank/it-src'}
-NOW = 1795612000
-LIST = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', 'name,guid,creation']
+ARGS = {'host': '127.0.0.1', 'parent': 'tank/it-src', 'target': 'backup/it-capture/tank/it-src'}
+NOW = 1895612000
+LIST = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', 'name,guid,createtxg,creation,written']
 
 
 class Ran(list):
@@ -41,7 +41,8 @@ def processes(monkeypatch):
 def test_one_zfs_list_here_and_one_through_the_key_there(run_main, processes):
     result = run_main(zfs_replication_info, ARGS, check=True)
     assert not result['changed'] and result['not_replicated'] == ['tank/it-src/v2']
-    assert [v['name'] for v in result['volumes']] == ['tank/it-src/v1', 'tank/it-src/v2', 'tank/it-src/v3']
+    assert [v['name'] for v in result['volumes']] == ['tank/it-src/v%d' % n for n in range(1, 6)]
+    assert [v['in_sync'] for v in result['volumes']] == [False, False, False, True, False]
     assert processes == [
         ['/usr/bin/zfs'] + LIST + [ARGS['target']],
         [
@@ -87,7 +88,7 @@ def test_a_refused_or_failed_ssh_names_what_to_check(run_main, processes):
 
 
 def test_a_missing_target_says_to_run_the_role(run_main, processes):
-    processes.answers['zfs'] = (1, '', "cannot open 'standby/replica/127.0.0.1/tank/it-src': dataset does not exist\n")
+    processes.answers['zfs'] = (1, '', "cannot open 'backup/it-capture/tank/it-src': dataset does not exist\n")
     result = run_main(zfs_replication_info, ARGS)
     assert result['failed'] and 'Run the zfs_replication role' in result['msg'] and len(processes) == 1
 
@@ -96,8 +97,13 @@ def test_with_the_primary_lost_only_the_replicas_are_read(run_main, processes, m
     monkeypatch.setattr('time.time', lambda: NOW)
     result = run_main(zfs_replication_info, dict(ARGS, primary_lost=True), check=True)
     assert processes == [['/usr/bin/zfs'] + LIST + [ARGS['target']]]
-    [v1] = result['volumes']  # the only replica: v2 and v3 never reached this standby
-    assert v1['name'] == 'tank/it-src/v1' and v1['replica'] == ARGS['target'] + '/v1'
+    # The replicas only: v2 and v3 never reached this standby.
+    assert [v['name'] for v in result['volumes']] == ['tank/it-src/v1', 'tank/it-src/v4', 'tank/it-src/v5']
+    v1 = result['volumes'][0]
+    assert v1['replica'] == ARGS['target'] + '/v1'
     assert v1['newest_replica']['name'] == ARGS['target'] + '/v1@autosnap_2_hourly'
-    assert (v1['newest_source'], v1['behind'], v1['lag_seconds']) == (None, None, NOW - 1795611581)
-    assert result['lag_seconds'] == NOW - 1795611581 and result['without_snapshots'] == []
+    v1_created = v1['newest_replica']['created']
+    assert (v1['newest_source'], v1['behind'], v1['in_sync'], v1['lag_seconds']) == (None, None, None, NOW - v1_created)
+    # The oldest newest snapshot among the replicas, with nothing to say what the primary wrote since.
+    oldest = min(v['newest_replica']['created'] for v in result['volumes'])
+    assert result['lag_seconds'] == NOW - oldest and result['without_snapshots'] == []
