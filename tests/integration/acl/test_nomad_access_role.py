@@ -103,11 +103,25 @@ def test_a_policy_file_with_an_unknown_key_stops_the_role_before_anything_change
     assert acl.api('GET', '/v1/acl/policy/nzc-auditor')['Rules'] == (tmp_path / 'auditor.hcl').read_text().rstrip()
 
 
-def test_a_tenant_in_the_plugins_namespace_is_refused_before_anything_changes(acl):
+@pytest.mark.parametrize(
+    'tenants, extra, message',
+    [
+        ([{'name': 'nzc-f'}, {'name': 'default'}], {}, "has a tenant named default, the plugin's namespace"),
+        # The mover submits jobs, and default allows raw_exec.
+        (
+            [{'name': 'nzc-f'}],
+            {'nomad_access_mover_name': 'nzc-f-mover', 'nomad_access_mover_namespaces': ['nzc-f', 'default']},
+            'nomad_access_mover_namespaces names default, which is no tenant',
+        ),
+    ],
+)
+def test_a_tenant_or_mover_in_a_namespace_with_every_driver_is_refused_before_anything_changes(
+    acl, tenants, extra, message
+):
     before = state(acl)
-    failed = acl.playbook(access_play([{'name': 'nzc-f'}, {'name': 'default'}]))
+    failed = acl.playbook(access_play(tenants, **extra))
     assert failed.returncode != 0
-    assert "has a tenant named default, the plugin's namespace" in failed.stdout, failed.stdout[-3000:]
+    assert message in failed.stdout, failed.stdout[-3000:]
     assert state(acl) == before
 
 
@@ -132,12 +146,13 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
         [{'name': 'nzc-e', 'host_volumes': ['e-*']}],
         nomad_access_operator_name='nzc-e-operator',
         nomad_access_host_volume_operator_name='nzc-e-hv-operator',
+        nomad_access_mover_name='nzc-e-mover',
     )
     ran = acl.playbook(play)
     assert ran.returncode == 0, ran.stdout[-3000:]
-    hv, submitter = (
+    hv, submitter, mover = (
         acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
-        for name in ('nzc-e-hv-operator', 'nzc-e-submitter')
+        for name in ('nzc-e-hv-operator', 'nzc-e-submitter', 'nzc-e-mover')
     )
     # The host_volume_plugin role's checks, and host volumes in the tenant's namespace only.
     assert acl.api('GET', '/v1/agent/self', token=hv)['config']['ACL']['Enabled'] is True
@@ -153,5 +168,31 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
     refused = acl.api('PUT', '/v1/jobs', host_volume_job('other-data'), token=submitter)
     assert refused[0] == 403, refused
     acl.api('DELETE', '/v1/job/t-hv?namespace=nzc-e&purge=true')
+
+    # The mover: what host_volume_move reads and writes in the tenant's namespace, and nothing of other namespaces'.
+    assert acl.api('GET', '/v1/agent/self', token=mover)['config']['ACL']['Enabled'] is True
+    node = acl.api('GET', '/v1/nodes', token=mover)[0]['ID']
+    assert acl.api('GET', '/v1/node/%s/allocations' % node, token=mover) == []
+    assert acl.api('GET', '/v1/volumes?type=host&namespace=nzc-e', token=mover) == []
+    allowed = acl.api('PUT', '/v1/volume/host/create', host_volume('nzc-e'), token=mover)
+    assert allowed[0] != 403 and 'could not place volume' in allowed[1], allowed
+    journal = {'Namespace': 'nzc-e', 'Path': 'nomad-zfs-csi/moves/e-x', 'Items': {'step': 'stopped'}}
+    assert acl.api('PUT', '/v1/var/nomad-zfs-csi/moves/e-x?namespace=nzc-e', journal, token=mover)['Path']
+    assert acl.api('DELETE', '/v1/var/nomad-zfs-csi/moves/e-x?namespace=nzc-e', token=mover) in (None, '', {})
+    # The jobs it stopped, run again: they mount the tenant's host volumes, and nothing else.
+    assert 'EvalID' in acl.api('PUT', '/v1/jobs', host_volume_job('e-data'), token=mover)
+    assert acl.api('PUT', '/v1/jobs', host_volume_job('other-data'), token=mover)[0] == 403
+    acl.api('DELETE', '/v1/job/t-hv?namespace=nzc-e&purge=true')
+    other = {'Namespace': 'nzc-e', 'Path': 'nomad-zfs-csi/other', 'Items': {'x': 'y'}}
+    for method, path, body in (
+        ('PUT', '/v1/var/nomad-zfs-csi/other?namespace=nzc-e', other),
+        ('GET', '/v1/var/nomad-access/tokens/nzc-e-submitter', None),
+        ('GET', '/v1/jobs?namespace=default', None),
+        ('PUT', '/v1/volume/host/create', host_volume('default')),
+        ('GET', '/v1/acl/tokens', None),
+    ):
+        denied = acl.api(method, path, body, token=mover)
+        assert isinstance(denied, tuple) and denied[0] == 403, (method, path, denied)
+
     again = acl.playbook(play)
     assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]
