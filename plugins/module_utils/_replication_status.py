@@ -16,15 +16,6 @@ COLUMNS = 'name,guid,createtxg,creation,written'
 LIST_ARGS = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', COLUMNS]
 
 
-def listing_ssh_argv(ssh, key, port, ssh_options, login, parent):
-    """The primary's listing of parent through a pull's key, whose forced command runs this `zfs list` with no
-    shell. login is user@host, one word that cannot read as an option."""
-    argv = [ssh, '-i', key, '-p', str(port)]
-    for option in ssh_options:
-        argv += ['-o', option]
-    return argv + [login, 'zfs'] + LIST_ARGS + [parent]
-
-
 def parse_listing(stdout):
     """The listing into {dataset: {'snapshots': [...], 'bookmarks': [...]}}, each point {'name', 'guid', 'txg',
     'created', 'written'} oldest first by transaction group (creation has whole seconds only, and sanoid takes

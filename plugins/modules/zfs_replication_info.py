@@ -131,8 +131,7 @@ volumes:
     in_sync:
       description:
         - Whether the replica holds the primary's newest data, that is, the primary still has the replica's newest
-          snapshot and every snapshot it took since wrote nothing (its C(written) is 0). A pull leaves such a volume
-          out.
+          snapshot and every snapshot it took since wrote nothing (its C(written) is 0).
         - Null with O(primary_lost).
       type: bool
     lag_seconds:
@@ -152,7 +151,6 @@ import time
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
     LIST_ARGS,
-    listing_ssh_argv,
     replica_report,
     report,
 )
@@ -177,8 +175,10 @@ def check_input(module):
 def ssh_argv(ssh, params):
     """The primary's listing through the pull's key, whose forced command runs this `zfs list` with no shell."""
     options = ['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=%s' % params['known_hosts']]
-    login = '%s@%s' % (params['user'], params['host'])
-    return listing_ssh_argv(ssh, params['ssh_key'], params['port'], options, login, params['parent'])
+    argv = [ssh, '-i', params['ssh_key'], '-p', str(params['port'])]
+    for option in options:
+        argv += ['-o', option]
+    return argv + ['%s@%s' % (params['user'], params['host']), 'zfs'] + LIST_ARGS + [params['parent']]
 
 
 def read_primary(module):
