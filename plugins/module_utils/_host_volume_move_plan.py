@@ -23,10 +23,11 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_jo
     resume,
     with_step,
 )
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import MARK, MOVE_SNAPSHOT, MOVED
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node import MARK, MOVED
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import allocations, shown
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import summary
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import MOVE_SNAPSHOT, recovery_point
 
 NANOSECONDS = 1000000000
 # What the client reported last: the allocation ended there, and its tasks with it. Any other status (running,
@@ -209,10 +210,20 @@ def fence(p, source, allocations, now):
     return dict(how='stop_on_client_after', claims=claims, down_seconds=down_for, needed_seconds=needed)
 
 
-def _newest_before_the_move(snapshots):
-    """The newest snapshot taken before a move began: a move's own final snapshot is sent by the move."""
-    kept = [snap for snap in snapshots if '@' + MOVE_SNAPSHOT not in snap['name']]
-    return kept[-1] if kept else None
+def _before_the_move(snapshots):
+    """The snapshots taken before a move began: a move's own final snapshot is sent by the move."""
+    return [snap for snap in snapshots if '@' + MOVE_SNAPSHOT not in snap['name']]
+
+
+def _holds_newest_data(snapshots, replica_snapshots):
+    """Whether the replica holds the data of the newest snapshot taken before the move: it has that snapshot, or each
+    one after its own newest wrote nothing (the pull leaves such a replica alone), so the move's increment is small.
+    written counts from the snapshot just before, a move's final one too."""
+    newest = _before_the_move(snapshots)[-1]
+    if newest['guid'] in [s['guid'] for s in replica_snapshots]:
+        return True
+    upto = snapshots[: snapshots.index(newest) + 1]
+    return recovery_point({'snapshots': upto}, replica_snapshots[-1] if replica_snapshots else None)[1]
 
 
 def _back_pulls(source_read, target_parent):
@@ -254,6 +265,17 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
                 '%s is marked as moved to %s; clear the mark (zfs inherit %s) only if that move was given up.'
                 % (described, dataset['moved_to'], MOVED)
             )
+    held = target_read.get('dataset') or {}
+    if held.get('exists'):
+        moved = 'moved to %s' % held['moved_to'] if held.get('moved_to') else 'not marked as moved'
+        # The copy a failover left on a node that came back, or a source a move left where replication does not
+        # turn around: the adoption would land on it.
+        refuse(
+            'Node %s still has a dataset %s (%s of volume %s, %s): the volume cannot come back over it. Make it the '
+            'standby first (playbooks/rejoin_host_volume.yml -e volume=%s -e namespace=%s -e node=%s keeps it '
+            'aside), or rename it aside by hand.'
+            % (p['to'], held['name'], held.get('type'), held.get('mark'), moved, p['name'], p['namespace'], p['to'])
+        )
     if not target_read['replica_parent']:
         refuse(
             "Node %s's plugin has no replica parent to adopt from; run the host_volume_plugin role for it with "
@@ -276,8 +298,10 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
             % (p['to'], described, ', '.join(r['name'] for r in replicas))
         )
     replica = replicas[0]
-    newest = _newest_before_the_move(dataset.get('snapshots') or [])
-    if not p['failover'] and newest and newest['guid'] not in [s['guid'] for s in replica['snapshots']]:
+    snapshots = dataset.get('snapshots') or []
+    before = _before_the_move(snapshots)
+    if not p['failover'] and before and not _holds_newest_data(snapshots, replica['snapshots']):
+        newest = before[-1]
         refuse(
             "The replica %s is older than the source's newest snapshot %s: finish that send first (systemctl start "
             'zfs-replication-pull@%s.service on the host of %s), then move.'

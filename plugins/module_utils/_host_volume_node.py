@@ -18,10 +18,8 @@ MOVED = 'nomad-zfs-csi:moved-to'
 # What the zfs_replication role's schedules read on each dataset: sanoid's snapshots and syncoid's pulls.
 SNAPSHOTS = 'com.sun:auto-snapshot'
 SYNC = 'syncoid:sync'
-# The name of a move's final snapshot starts so.
-MOVE_SNAPSHOT = 'nomad-zfs-csi-move_'
 # What `zfs list -o` reads of each dataset and snapshot, in this order.
-COLUMNS = ('name', 'type', 'guid', 'creation', 'readonly', MARK, MOVED)
+COLUMNS = ('name', 'type', 'guid', 'creation', 'createtxg', 'written', 'readonly', MARK, MOVED)
 
 
 def parse_conf(text):
@@ -54,13 +52,20 @@ def parse_listing(text, columns=COLUMNS):
 
 
 def _snapshots(listing, dataset):
-    """The dataset's own snapshots, oldest first (by creation, then name)."""
+    """The dataset's own snapshots, oldest first (by transaction group: creation has whole seconds only), each with
+    what it wrote since the one before it."""
     snaps = [
-        dict(name=name, guid=props['guid'], creation=int(props['creation'] or 0))
+        dict(
+            name=name,
+            guid=props['guid'],
+            creation=int(props['creation'] or 0),
+            txg=int(props['createtxg'] or 0),
+            written=int(props['written']) if (props['written'] or '').isdigit() else None,
+        )
         for name, props in listing.items()
         if name.startswith(dataset + '@')
     ]
-    return sorted(snaps, key=lambda s: (s['creation'], s['name']))
+    return sorted(snaps, key=lambda s: (s['txg'], s['name']))
 
 
 def _dataset(listing, name):

@@ -14,6 +14,22 @@ __metaclass__ = type
 
 COLUMNS = 'name,guid,createtxg,creation,written'
 LIST_ARGS = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', COLUMNS]
+# The name of a move's final snapshot starts so (roles/host_volume_move). A pull always sends one: the move adopts
+# the replica at that very snapshot, found by its guid.
+MOVE_SNAPSHOT = 'nomad-zfs-csi-move_'
+# Names a --exclude of syncoid's holds, so that no argument nears the kernel's 128 KiB limit on one.
+EXCLUDE_CHUNK = 100
+# What a dataset name may hold (OpenZFS's own rule); a primary's listing naming anything else is left to syncoid.
+NAME_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-/')
+
+
+def listing_ssh_argv(ssh, key, port, options, login, parent):
+    """The primary's listing of parent through a standby's key, whose forced command runs this `zfs list` with no
+    shell: options are ssh's -o settings, login is user@host."""
+    argv = [ssh, '-i', key, '-p', str(port)]
+    for option in options:
+        argv += ['-o', option]
+    return argv + [login, 'zfs'] + LIST_ARGS + [parent]
 
 
 def parse_listing(stdout):
@@ -144,3 +160,31 @@ def replica_report(replica_listing, parent, target, now):
         'not_replicated': [],
         'without_snapshots': [v['name'] for v in volumes if not v['newest_replica']],
     }
+
+
+def pull_plan(source_listing, replica_listing, parent, target):
+    """What a pull of parent into target leaves out of syncoid, and what it sends: (left_out, to_send), dataset
+    names under parent. Left out is a dataset with no snapshot to send, or whose replica holds its newest data
+    already (in_sync: syncoid would send only snapshots that wrote nothing), unless its newest snapshot is a move's
+    final one. Everything else goes to syncoid, which decides how, as it does without this plan; so does a name
+    with characters no dataset's name has, which a primary's listing should never hold."""
+    source, replica = parse_listing(source_listing), parse_listing(replica_listing)
+    left_out, to_send = [], []
+    for name in sorted(n for n in source if n.startswith(parent + '/')):
+        snapshots = source[name]['snapshots']
+        replica_snapshots = (replica.get(target + name[len(parent) :]) or {}).get('snapshots') or []
+        final = bool(snapshots) and '@' + MOVE_SNAPSHOT in snapshots[-1]['name']
+        current = bool(snapshots) and recovery_point(source[name], _newest(replica_snapshots))[1]
+        plain = NAME_CHARS.issuperset(name)
+        (left_out if plain and (not snapshots or (current and not final)) else to_send).append(name)
+    return left_out, to_send
+
+
+def syncoid_excludes(names):
+    """syncoid's --exclude options that leave out exactly these datasets (it matches each regex in Perl against
+    every dataset name): whole names, with a dataset name's only special character, the dot, escaped."""
+    names = sorted(names)
+    return [
+        '--exclude=^(?:%s)$' % '|'.join(n.replace('.', '\\.') for n in names[i : i + EXCLUDE_CHUNK])
+        for i in range(0, len(names), EXCLUDE_CHUNK)
+    ]

@@ -68,13 +68,15 @@ dataset:
   description:
     - The volume's dataset on this node, C(<parent>/<namespace>/<name>). C(exists), and when it does, C(type),
       C(readonly), C(mark) (the volume ID it belongs to), C(moved_to) (the node its data moved to, or null) and
-      C(snapshots), oldest first, each with C(name), C(guid) and C(creation) (Unix seconds).
+      C(snapshots), oldest first (by transaction group), each with C(name), C(guid), C(creation) (Unix seconds),
+      C(txg) (the transaction group that made it) and C(written) (bytes it holds that the snapshot before it does
+      not; 0 when it holds the same data).
   returned: always
   type: dict
   sample: {"name": "tank/nomad/volumes/team-a/pgdata", "exists": true, "type": "filesystem", "readonly": false,
            "mark": "6d0f7a5e-2c1b-4f7e-9a35-0c6a2f3b9e11", "moved_to": null,
            "snapshots": [{"name": "tank/nomad/volumes/team-a/pgdata@autosnap_2026-11-26_09:00:00_hourly",
-                          "guid": "1460469617387316839", "creation": 1795683600}]}
+                          "guid": "1460469617387316839", "creation": 1795683600, "txg": 1844, "written": 131072}]}
 pulls:
   description:
     - Each pull of the C(nomad_zfs.csi.zfs_replication) role into the replica parent, with C(instance) (its systemd

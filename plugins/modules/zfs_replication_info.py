@@ -151,6 +151,7 @@ import time
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
     LIST_ARGS,
+    listing_ssh_argv,
     replica_report,
     report,
 )
@@ -172,18 +173,12 @@ def check_input(module):
         raise PlanError('user %r is not a login name such as zfs-replica' % module.params['user'])
 
 
-def ssh_argv(ssh, params):
-    """The primary's listing through the pull's key, whose forced command runs this `zfs list` with no shell."""
-    options = ['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=%s' % params['known_hosts']]
-    argv = [ssh, '-i', params['ssh_key'], '-p', str(params['port'])]
-    for option in options:
-        argv += ['-o', option]
-    return argv + ['%s@%s' % (params['user'], params['host']), 'zfs'] + LIST_ARGS + [params['parent']]
-
-
 def read_primary(module):
     p = module.params
-    rc, out, err = module.run_command(ssh_argv(module.get_bin_path('ssh', required=True), p))
+    options = ['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=%s' % p['known_hosts']]
+    login = '%s@%s' % (p['user'], p['host'])
+    ssh = module.get_bin_path('ssh', required=True)
+    rc, out, err = module.run_command(listing_ssh_argv(ssh, p['ssh_key'], p['port'], options, login, p['parent']))
     if rc != 0:
         why = (p['host'], p['parent'], rc, err.strip(), p['known_hosts'], p['parent'])
         raise PlanError(

@@ -45,9 +45,10 @@ def guid(vm, snapshot):
     return vm.zfs('get', '-Hp', '-o', 'value', 'guid', snapshot).stdout.strip()
 
 
-def through_the_key(vm, command):
+def through_the_key(vm, command, options=''):
     return vm.sh(
-        'ssh -i %s -o StrictHostKeyChecking=no -o BatchMode=yes %s@127.0.0.1 %s' % (KEY, USER, command), check=False
+        'ssh -i %s -o StrictHostKeyChecking=no -o BatchMode=yes %s %s@127.0.0.1 %s' % (KEY, options, USER, command),
+        check=False,
     )
 
 
@@ -107,6 +108,17 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
     assert [line.split('\t')[:2] for line in holds.splitlines()] == [[primary + '/v1@autosnap_1_hourly', 'root-keeps']]
     vm.zfs('release', 'root-keeps', primary + '/v1@autosnap_1_hourly')
     assert through_the_key(vm, '').returncode != 0  # no shell either
+    # perl's own variables, were an sshd to pass them (Debian's passes LANG and LC_* only): the command of
+    # authorized_keys, run as sshd runs it, ignores them (taint mode).
+    vm.sh("mkdir -p /tmp/it-evil && echo 'print STDERR qq(evil ran\\n);' > /tmp/it-evil/evil.pm")
+    command = vm.sh('sed -n \'s/.*command="\\([^"]*\\)".*/\\1/p\' /var/lib/%s/.ssh/authorized_keys' % USER).stdout
+    forced = vm.sh(
+        'cd / && runuser -u %s -- env PERL5LIB=/tmp/it-evil PERL5OPT=-Mevil '
+        "SSH_ORIGINAL_COMMAND='zfs destroy %s/v1@autosnap_1_hourly' sh -c '%s'" % (USER, primary, command.strip()),
+        check=False,
+    )
+    assert forced.returncode == 1 and 'zfs-replication-source: refused' in forced.stderr, forced
+    assert 'evil ran' not in forced.stderr + forced.stdout and command.startswith('/usr/bin/perl -T '), command
     assert 'zfs-replication-source: refused' in vm.sh('journalctl -t zfs-replication-source --no-pager').stdout
 
     # Revoked: with no key listed, the key logs in no more.

@@ -1,50 +1,88 @@
-"""The replication user's forced command on a primary: what syncoid asks for runs, as an argv with no shell;
-everything else is refused before anything runs. The commands are the ones syncoid 2.1.0 sent in the VM
-(tests/unit/fixtures/syncoid_2.1.0_source_commands.txt); the real refusals are tested there
-(tests/integration/replication)."""
+"""The replication user's forced command on a primary (roles/zfs_replication/files/zfs-replication-source, Perl):
+what syncoid asks for runs, as an argv with no shell; everything else is refused before anything runs. The commands
+are the ones syncoid 2.1.0 sent in the VM (tests/unit/fixtures/syncoid_2.1.0_source_commands.txt); the real
+refusals are tested there (tests/integration/replication). Its functions are called through one perl process per
+batch, which loads the file as a library (it runs only when perl runs it)."""
 
-import importlib.util
+import getopt
+import json
 import random
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import LIST_ARGS
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
-SOURCE = Path(__file__).resolve().parents[3] / 'roles' / 'zfs_replication' / 'files' / 'zfs_replication_source.py'
-SPEC = importlib.util.spec_from_file_location('zfs_replication_source', str(SOURCE))
-source = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(source)
+SOURCE = Path(__file__).resolve().parents[3] / 'roles' / 'zfs_replication' / 'files' / 'zfs-replication-source'
+ZFS, ZPOOL = '/usr/sbin/zfs', '/usr/sbin/zpool'
+# Each call [function, args...] to {"ok": result} or {"refused": why}; lists come back as arrays, a plan as
+# [argv] or [null, status].
+HARNESS = r"""
+use strict;
+use JSON::PP;
+require $ARGV[0];
+my @out;
+for my $call (@{ decode_json(do { local $/; <STDIN> }) }) {
+    my ($function, @args) = @$call;
+    my $result = eval {
+        $function eq 'split' ? [split_words($args[0])]
+        : $function eq 'name' ? do { my @n = name($args[0]); @n ? \@n : undef }
+        : $function eq 'options' ? [options($args[0], $args[1])]
+        : $function eq 'read_parents' ? [read_parents($args[0])]
+        : plan($args[0], $args[1]);
+    };
+    push @out, defined $result || !$@ ? {ok => $result} : {refused => (ref $@ ? $@->{refused} : "$@")};
+}
+print encode_json(\@out);
+"""
+
+
+def perl(*calls):
+    """The forced command's functions on each call, in one perl process."""
+    run = subprocess.run(['perl', '-e', HARNESS, str(SOURCE)], input=json.dumps(calls), capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    return json.loads(run.stdout)
+
+
+def plan(command):
+    result = perl(['plan', command, PARENTS])[0]
+    if 'refused' in result:
+        raise Refused(result['refused'])
+    argv, *status = result['ok']
+    return (argv, status[0]) if argv is None else (argv, None)
+
+
+class Refused(Exception):
+    pass
+
 
 PARENTS = ['tank/nomad/csi', 'tank/nomad/volumes']
 CAPTURED = [line for line in (FIXTURES / 'syncoid_2.1.0_source_commands.txt').read_text().splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize('command', CAPTURED)
-def test_every_command_syncoid_sent_is_allowed(command):
-    argv, status = source.plan(command, PARENTS)
-    if argv is None:
-        assert status in (0, 1)
-    else:
-        assert argv[0] in (source.ZFS, source.ZPOOL)
+def test_every_command_syncoid_sent_is_allowed():
+    for command, result in zip(CAPTURED, perl(*[['plan', c, PARENTS] for c in CAPTURED])):
+        assert 'ok' in result, (command, result)
+        argv, *status = result['ok']
+        assert argv[0] in (ZFS, ZPOOL) if argv else status[0] in (0, 1), (command, result)
 
 
 def test_the_argv_is_the_command_split_without_a_shell():
-    argv = source.plan(
-        "zfs send -I 'tank/nomad/csi/v1'@'autosnap_a_hourly' 'tank/nomad/csi/v1'@'autosnap_b_hourly'", PARENTS
-    )[0]
+    argv = plan("zfs send -I 'tank/nomad/csi/v1'@'autosnap_a_hourly' 'tank/nomad/csi/v1'@'autosnap_b_hourly'")[0]
     assert argv == [
-        source.ZFS,
+        ZFS,
         'send',
         '-I',
         'tank/nomad/csi/v1@autosnap_a_hourly',
         'tank/nomad/csi/v1@autosnap_b_hourly',
     ]
-    argv = source.plan("zfs get -Hpd 1 -t snapshot guid,creation 'tank/nomad/volumes/ns/v'", PARENTS)[0]
+    argv = plan("zfs get -Hpd 1 -t snapshot guid,creation 'tank/nomad/volumes/ns/v'")[0]
     assert argv == [
-        source.ZFS,
+        ZFS,
         'get',
         '-H',
         '-p',
@@ -55,8 +93,8 @@ def test_the_argv_is_the_command_split_without_a_shell():
         'guid,creation',
         'tank/nomad/volumes/ns/v',
     ]
-    assert source.plan('command -v lzop', PARENTS) == (None, 1)
-    assert source.plan('exit', PARENTS) == (None, 0)
+    assert plan('command -v lzop') == (None, 1)
+    assert plan('exit') == (None, 0) == plan('echo -n')
 
 
 @pytest.mark.parametrize(
@@ -96,14 +134,14 @@ def test_the_argv_is_the_command_split_without_a_shell():
     ],
 )
 def test_everything_else_is_refused_with_the_reason(command, why):
-    with pytest.raises(source.Refused, match=why.replace('(', r'\(')):
-        source.plan(command, PARENTS)
+    with pytest.raises(Refused, match=why.replace('(', r'\(')):
+        plan(command)
 
 
 @pytest.mark.parametrize('text', ['', 'parent=\n', 'parent=tank/../x\n', 'parent=tank/a b\n', 'parent=tank@s\n'])
 def test_a_missing_or_bad_parent_line_names_the_role(text):
-    with pytest.raises(source.Refused, match='zfs_replication role'):
-        source.read_parents(text)
+    [result] = perl(['read_parents', text])
+    assert 'zfs_replication role' in result['refused'], result
 
 
 @pytest.mark.parametrize(
@@ -121,35 +159,29 @@ def test_a_missing_or_bad_parent_line_names_the_role(text):
     ],
 )
 def test_options_are_split_as_pythons_getopt_splits_them(words):
-    """The forced command's own getopt (Python's imports gettext, a tenth of a start) against Python's."""
-    import getopt
-
+    """The forced command's getopt against Python's."""
     try:
-        expected = getopt.getopt(words, 'rHpd:o:t:s:S:')
+        expected = [
+            [list(o) for o in getopt.getopt(words, 'rHpd:o:t:s:S:')[0]],
+            getopt.getopt(words, 'rHpd:o:t:s:S:')[1],
+        ]
     except getopt.GetoptError:
         expected = 'refused'
-    try:
-        got = source._options(words, 'rHpd:o:t:s:S:')
-    except source.Refused:
-        got = 'refused'
-    assert got == expected
+    [result] = perl(['options', words, 'rHpd:o:t:s:S:'])
+    assert result.get('ok', 'refused') == expected
 
 
 def test_the_listing_of_the_pull_and_of_zfs_replication_info_is_allowed_under_a_parent_only():
-    from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import LIST_ARGS
-
     listing = 'zfs %s ' % ' '.join(LIST_ARGS)  # as ssh joins its argv
-    assert source.plan(listing + 'tank/nomad/volumes', PARENTS)[0] == [source.ZFS, 'list', '-H', '-p'] + LIST_ARGS[
-        2:
-    ] + ['tank/nomad/volumes']
-    with pytest.raises(source.Refused, match='outside the replicated parents'):
-        source.plan(listing + 'tank', PARENTS)
+    assert plan(listing + 'tank/nomad/volumes')[0] == [ZFS, 'list', '-H', '-p'] + LIST_ARGS[2:] + ['tank/nomad/volumes']
+    with pytest.raises(Refused, match='outside the replicated parents'):
+        plan(listing + 'tank')
 
 
 def _outcome(function, *args):
     try:
         return function(*args)
-    except (ValueError, source.Refused):
+    except ValueError:
         return 'refused'
 
 
@@ -165,7 +197,8 @@ def test_commands_are_split_as_shlex_splits_them():
     """shlex costs the forced command an import of re at every start; its own splitter must agree with it on
     every command syncoid sent and on quotes, escapes and blanks in any order."""
     texts = CAPTURED + _random_texts(['a', ' ', '\t', '\n', "'", '"', '\\', '@', ';', '$'], 20000, 10)
-    assert [_outcome(source.split, t) for t in texts] == [_outcome(shlex.split, t) for t in texts]
+    got = [r.get('ok', 'refused') for r in perl(*[['split', t] for t in texts])]
+    assert got == [_outcome(shlex.split, t) for t in texts]
 
 
 def test_names_are_checked_as_the_regular_expression_of_a_dataset_name_checks_them():
@@ -179,4 +212,5 @@ def test_names_are_checked_as_the_regular_expression_of_a_dataset_name_checks_th
         return match.group(1), match.group(2) or ''
 
     names = _random_texts(['a', '/', '@', '#', '.', '-', ':', '_', 'Z', '9', ' ', '!'], 20000, 9)
-    assert [source._name(n) for n in names] == [by_regex(n) for n in names]
+    got = [r['ok'] and tuple(r['ok']) for r in perl(*[['name', n] for n in names])]
+    assert got == [by_regex(n) for n in names]

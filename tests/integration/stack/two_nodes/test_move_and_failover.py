@@ -177,6 +177,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     # since each pull leaves a bookmark named after the snapshot on the source, and a bookmark name is taken once.
     vm.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % HOST_VOLUMES)
     pull(vm, B_PULL)
+    vm.sh('head -c %d /dev/urandom > /%s/since-the-pull' % (MIB, A_DATASET))
     vm.zfs('snapshot', A_DATASET + '@autosnap_2026-11-26_00:00:00_hourly')
     refused(
         move(stack, stop_jobs=True),
@@ -184,6 +185,12 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
         % (ON_B, A_DATASET),
     )
     pull(vm, B_PULL)
+    # A snapshot that wrote nothing: the replica holds the newest data, so the pulls leave it alone (the move's final
+    # snapshot is sent with it) and the move is not refused.
+    vm.zfs('snapshot', A_DATASET + '@autosnap_2026-11-26_00:30:00_hourly')
+    journal = pull(vm, B_PULL)
+    assert 'in sync or without snapshots' in journal, journal
+    assert not exists(vm, ON_B + '@autosnap_2026-11-26_00:30:00_hourly'), journal
     plan_refused(stack, '%s is in use by %s (allocations %s)' % (VOLUME, VOLUME, first['ID'][:8]))
     checked = move(stack, '--check', '--diff', stop_jobs=True)
     assert checked.returncode == 0 and 'Would stop %s, pull %s' % (VOLUME, A_DATASET) in checked.stdout, checked.stdout
@@ -360,6 +367,9 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     assert running(stack, b_node['ID'], name) is None and running(stack, a_node['ID'], name)['ID'] == again['ID']
     assert vm.sh('awk \'$1 == "%s"\' /proc/mounts | wc -l' % dataset).stdout.strip() == '1'  # the plugin's own mount
     assert volumes(stack, name) == [(new_id, a_node['ID'])]
+    # A move back to B now would adopt the volume over that copy: refused before anything changes.
+    refused(move(stack, volume=name, stop_jobs=True), 'Node %s still has a dataset %s' % (B_NAME, dataset))
+    assert running(stack, a_node['ID'], name)['ID'] == again['ID']
 
     # One command makes B the standby. Its copy, with the write after the last pull, is kept aside whole, read-only
     # and marked; a promoted clone of the recovery point becomes B's replica of the volume on A.

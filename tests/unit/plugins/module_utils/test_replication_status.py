@@ -5,7 +5,16 @@ written and snapshotted since; v2 made after the last pull; v3 with no snapshots
 snapshotted twice since with nothing written; v5 pulled once, snapshotted with nothing written, then written and
 snapshotted."""
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import parse_listing, report
+import json
+import subprocess
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
+    MOVE_SNAPSHOT,
+    parse_listing,
+    pull_plan,
+    report,
+    syncoid_excludes,
+)
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
 PRIMARY = (FIXTURES / 'zfs_list_replication_primary_2.3.2.txt').read_text()
@@ -102,3 +111,44 @@ def test_only_a_snapshot_the_primary_still_has_vouches_for_the_ones_after_it():
     guid = parse_listing(PRIMARY)[PARENT + '/v4']['snapshots'][0]['guid']
     made_anew = PRIMARY.replace('\t%s\t' % guid, '\t1%s\t' % guid)
     assert not by_name(report(made_anew, STANDBY, PARENT, TARGET, 0))['v4']['in_sync']
+
+
+def test_a_pull_leaves_out_the_volumes_in_sync_and_those_without_snapshots():
+    left_out, to_send = pull_plan(PRIMARY, STANDBY, PARENT, TARGET)
+    assert [n.rsplit('/', 1)[1] for n in left_out] == ['v3', 'v4']
+    assert [n.rsplit('/', 1)[1] for n in to_send] == ['v1', 'v2', 'v5']
+    # As zfs_replication_info reports them: what the pull leaves out is what it calls in sync.
+    in_sync = [v['name'] for v in report(PRIMARY, STANDBY, PARENT, TARGET, 0)['volumes'] if v['in_sync']]
+    assert in_sync == [PARENT + '/v4']
+
+
+def test_a_pull_always_sends_a_moves_final_snapshot_and_a_name_no_dataset_has():
+    # v4 in sync, then a move's final snapshot that wrote nothing: the move looks for its guid on the replica.
+    final = '%s/v4@%s2026-11-27_10:00:00\t77\t1860\t1795761800\t0\n' % (PARENT, MOVE_SNAPSHOT)
+    assert PARENT + '/v4' in pull_plan(PRIMARY + final, STANDBY, PARENT, TARGET)[1]
+    odd = PRIMARY.replace(PARENT + '/v4', PARENT + '/v4|.*')
+    assert PARENT + '/v4|.*' in pull_plan(odd, STANDBY.replace('/v4', '/v4|.*'), PARENT, TARGET)[1]
+
+
+def perl_excluded(excludes, names):
+    """The names syncoid 2.1.0's getchilddatasets leaves out: `$dataset =~ /$_/` for each --exclude, in Perl."""
+    script = (
+        'my ($x, $n) = @ARGV; my @e = @{decode_json($x)};'
+        'print encode_json([grep { my $d = $_; grep { $d =~ /$_/ } @e } @{decode_json($n)}]);'
+    )
+    patterns = [e[len('--exclude=') :] for e in excludes]
+    run = subprocess.run(['perl', '-MJSON::PP', '-e', script, json.dumps(patterns), json.dumps(names)],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(run.stdout)
+
+
+def test_the_excludes_match_in_perl_exactly_the_datasets_left_out():
+    left_out = ['tank/nomad/volumes/team-a/db.1', 'tank/nomad/volumes/team-a/web:2'] + [
+        'tank/nomad/volumes/ns-%03d/v' % i for i in range(250)
+    ]
+    others = ['tank/nomad/volumes/team-a/dbx1', 'tank/nomad/volumes/team-a/db.10', 'tank/nomad/volumes/team-a']
+    others += ['tank/nomad/volumes/ns-000/v/child', 'tank/nomad/volumes/ns-0000/v', 'xtank/nomad/volumes/ns-001/v']
+    excludes = syncoid_excludes(left_out)
+    assert len(excludes) == 3 and max(len(e) for e in excludes) < 131072
+    assert sorted(perl_excluded(excludes, left_out + others)) == sorted(left_out)
+    assert syncoid_excludes([]) == []

@@ -248,10 +248,15 @@ def source_read(listing=CAPTURED, pulls=()):
     return node_view(conf, list(pulls), parse_listing(text), 'team-a', 'pgdata')
 
 
-def target_read(*pulls, replica_parent='tank/cap/replica'):
+def target_read(*pulls, replica_parent='tank/cap/replica', holds_volume=False):
+    """storage-2's read: the captured replica, and the captured source as its own dataset of the volume only when
+    it holds one (the volume is on it, or it is a node that came back after a failover)."""
     conf = {'parent': 'tank/cap/volumes', 'replica_parent': replica_parent}
     pulls = pulls or [pull('storage-1', 'tank/nomad/volumes', 'tank/cap/replica/storage-1/tank/nomad/volumes')]
-    return node_view(conf, list(pulls), parse_listing(CAPTURED), 'team-a', 'pgdata')
+    listing = parse_listing(CAPTURED)
+    if not holds_volume:
+        listing = dict((name, props) for name, props in listing.items() if not name.startswith('tank/cap/volumes/'))
+    return node_view(conf, list(pulls), listing, 'team-a', 'pgdata')
 
 
 @pytest.fixture
@@ -298,16 +303,33 @@ def test_what_keeps_the_data_from_moving_is_refused(run_main, marked):
         'Node storage-2 has no replica of tank/nomad/volumes/team-a/pgdata under tank/cap/replica; have the '
         'zfs_replication role there pull tank/nomad/volumes from storage-1',
     )
-    # A snapshot on the source after the replica's newest: finish that send first.
-    later = (
-        CAPTURED
-        + 'tank/cap/volumes/team-a/pgdata@autosnap_2026-11-26_11:00:00_hourly\tsnapshot\t42\t1795695400\t-\t-\t-\n'
+    # The copy a failover left there (or a source a move left): the adoption would land on it.
+    refused(
+        moved(target_read=target_read(holds_volume=True)),
+        'Node storage-2 still has a dataset tank/cap/volumes/team-a/pgdata (filesystem of volume %s, moved to '
+        'storage-2): the volume cannot come back over it. Make it the standby first (playbooks/rejoin_host_volume.yml '
+        '-e volume=pgdata -e namespace=team-a -e node=storage-2' % MARKED,
     )
+    # A snapshot on the source after the replica's newest that wrote something: finish that send first.
+    later = CAPTURED + later_snapshot(written=65536)
     refused(
         moved(source_read=source_read(later)),
         "The replica %s is older than the source's newest snapshot tank/nomad/volumes/team-a/pgdata@autosnap_2026-11-26"
         '_11:00:00_hourly' % REPLICA,
     )
+
+
+def test_a_replica_that_holds_the_newest_data_moves_though_later_snapshots_wrote_nothing(run_main, marked):
+    # The pull leaves such a replica alone (_replication_status.pull_plan): the move's increment is small.
+    data = plan(run_main, source_read=source_read(CAPTURED + later_snapshot(written=0)), target_read=target_read())
+    assert data['data']['replica'] == REPLICA
+
+
+def later_snapshot(written):
+    """An hourly snapshot after the captured ones (after the move's final one by txg, as sanoid may take it while
+    a move is planned), in zfs_host_volume_info's columns."""
+    fields = ['tank/cap/volumes/team-a/pgdata@autosnap_2026-11-26_11:00:00_hourly', 'snapshot', '42', '1795695400']
+    return '\t'.join(fields + ['999999', str(written), '-', '-', '-']) + '\n'
 
 
 def test_a_failover_finds_the_lost_nodes_parent_from_the_pull_that_keeps_the_replica(run_main, marked):
@@ -357,7 +379,7 @@ BACK = pull('storage-2', 'tank/cap/volumes', 'tank/replica/storage-2/tank/cap/vo
 
 
 def rejoin(run_main, **args):
-    reads = {'source_read': source_read(pulls=[BACK]), 'target_read': target_read()}
+    reads = {'source_read': source_read(pulls=[BACK]), 'target_read': target_read(holds_volume=True)}
     return plan(run_main, **dict(dict(reads, rejoin=True, to='storage-1'), **args))
 
 
@@ -372,7 +394,7 @@ def test_a_returned_node_rejoins_as_the_standby_from_the_newest_snapshot_both_ha
     assert (data['dataset'], data['final'], data['common_guid']) == (
         'tank/nomad/volumes/team-a/pgdata',
         'tank/cap/volumes/team-a/pgdata@nomad-zfs-csi-move_2026-11-26_10:00:00',
-        '9527838655151279051',
+        '9087217580750558761',
     )
     assert data['back_pull']['replica'] == 'tank/replica/storage-2/tank/cap/volumes/team-a/pgdata'
     # Nothing to journal: each run reads both nodes again, and ZFS shows how far an earlier one got.
@@ -382,7 +404,7 @@ def test_a_returned_node_rejoins_as_the_standby_from_the_newest_snapshot_both_ha
 def test_what_keeps_a_returned_node_from_rejoining_is_refused(run_main, failed_over):
     refused(rejoin(run_main, to='storage-2'), 'pgdata is on node storage-2: it did not leave storage-2')
     refused(rejoin(run_main, source_read=source_read()), 'Node storage-1 has 0 pulls of tank/cap/volumes')
-    strange = CAPTURED.replace('18213082435870569528', '1').replace('9527838655151279051', '2')
+    strange = CAPTURED.replace('11963035577005094753', '1').replace('9087217580750558761', '2')
     refused(
         rejoin(run_main, source_read=source_read(strange, pulls=[BACK])),
         'pgdata on storage-2 and the copy on storage-1 have no snapshot in common',
