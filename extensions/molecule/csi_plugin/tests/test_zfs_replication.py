@@ -12,7 +12,7 @@ USER = 'zfs-replica'
 REPLICA_PARENT = 'backup/replica'
 # Bound to the standby's address too (the local inventory's zfs_replication_pull_from).
 FORCED = (
-    'restrict,from="127.0.0.1",command="/usr/bin/perl -T /usr/local/libexec/nomad-zfs-csi/zfs-replication-source" '
+    'restrict,from="127.0.0.1",command="/usr/bin/perl -T ' + '/usr/local/libexec/nomad-zfs-csi/zfs-replication-source" '
 )
 PULLS = ['zfs-replication-pull@backup_replica_127.0.0.1_%s' % parent.replace('/', '_') for parent in PARENTS]
 # What the pulls pass to ssh (roles/zfs_replication/templates/zfs-replication-pull@.service.j2).
