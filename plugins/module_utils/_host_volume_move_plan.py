@@ -27,7 +27,11 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_node im
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import allocations, shown
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import summary
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import MOVE_SNAPSHOT, recovery_point
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
+    MOVE_SNAPSHOT,
+    is_move_final,
+    recovery_point,
+)
 
 NANOSECONDS = 1000000000
 # What the client reported last: the allocation ended there, and its tasks with it. Any other status (running,
@@ -212,7 +216,7 @@ def fence(p, source, allocations, now):
 
 def _before_the_move(snapshots):
     """The snapshots taken before a move began: a move's own final snapshot is sent by the move."""
-    return [snap for snap in snapshots if '@' + MOVE_SNAPSHOT not in snap['name']]
+    return [snap for snap in snapshots if not is_move_final(snap['name'])]
 
 
 def _holds_newest_data(snapshots, replica_snapshots):

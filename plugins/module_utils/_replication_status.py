@@ -23,6 +23,11 @@ EXCLUDE_CHUNK = 100
 NAME_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-/')
 
 
+def is_move_final(snapshot_name):
+    """Whether dataset@snapshot is a move's final snapshot."""
+    return '@' + MOVE_SNAPSHOT in snapshot_name
+
+
 def listing_ssh_argv(ssh, key, port, options, login, parent):
     """The primary's listing of parent through a standby's key, whose forced command runs this `zfs list` with no
     shell: options are ssh's -o settings, login is user@host."""
@@ -173,7 +178,7 @@ def pull_plan(source_listing, replica_listing, parent, target):
     for name in sorted(n for n in source if n.startswith(parent + '/')):
         snapshots = source[name]['snapshots']
         replica_snapshots = (replica.get(target + name[len(parent) :]) or {}).get('snapshots') or []
-        final = bool(snapshots) and '@' + MOVE_SNAPSHOT in snapshots[-1]['name']
+        final = bool(snapshots) and is_move_final(snapshots[-1]['name'])
         current = bool(snapshots) and recovery_point(source[name], _newest(replica_snapshots))[1]
         plain = NAME_CHARS.issuperset(name)
         (left_out if plain and (not snapshots or (current and not final)) else to_send).append(name)

@@ -131,7 +131,8 @@ volumes:
     in_sync:
       description:
         - Whether the replica holds the primary's newest data, that is, the primary still has the replica's newest
-          snapshot and every snapshot it took since wrote nothing (its C(written) is 0).
+          snapshot and every snapshot it took since wrote nothing (its C(written) is 0). The role's pull leaves such
+          a volume out of syncoid, unless its newest snapshot is a move's final one.
         - Null with O(primary_lost).
       type: bool
     lag_seconds:
