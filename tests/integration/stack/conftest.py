@@ -94,24 +94,26 @@ class Stack(object):
             )
         return proc
 
-    def playbook(self, path, *flags, extra=None, mitogen=True):
-        """A playbook with the local inventory as `make demo` runs it (no token in the environment), with
-        ansible-playbook's flags and extra vars, given in a file so that no secret is in any process's argv;
-        under mitogen's strategy unless told (mitogen_env)."""
+    def playbook(self, path, *flags, extra=None, mitogen=True, token=None):
+        """A playbook with the local inventory as `make demo` runs it (no token in the environment, unless given
+        one for NOMAD_TOKEN), with ansible-playbook's flags and extra vars, given in a file so that no secret is in
+        any process's argv; under mitogen's strategy unless told (mitogen_env)."""
         with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
             json.dump(extra or {}, extra_file)
             extra_file.flush()
             argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
             return subprocess.run(
                 argv + ['-e', '@' + extra_file.name] + list(flags),
-                env=dict(self.base_env, **(mitogen_env() if mitogen else {})),
+                env=dict(
+                    self.base_env, **(mitogen_env() if mitogen else {}), **({'NOMAD_TOKEN': token} if token else {})
+                ),
                 capture_output=True,
                 text=True,
                 timeout=1800,
                 check=False,
             )
 
-    def playbook_killed_at(self, path, task, extra=None):
+    def playbook_killed_at(self, path, task, extra=None, token=None):
         """The playbook as playbook() runs it, killed (SIGKILL, with everything it started on this host) as soon as
         it prints the start of the task named `task`, like an operator's machine that dies there; its output."""
         with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
@@ -120,7 +122,7 @@ class Stack(object):
             argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
             proc = subprocess.Popen(
                 argv + ['-e', '@' + extra_file.name],
-                env=dict(self.base_env, **mitogen_env()),
+                env=dict(self.base_env, **mitogen_env(), **({'NOMAD_TOKEN': token} if token else {})),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -175,7 +177,7 @@ class Stack(object):
 
 
 def remove_test_datasets(vm):
-    """The tests' volumes (t-*, demo-hv) left by an earlier run: Nomad forgets volumes when its dev agent stops,
+    """The tests' volumes (t-*, demo-*) left by an earlier run: Nomad forgets volumes when its dev agent stops,
     ZFS keeps them. Clones first, so their origins can go without -R."""
     listed = []
     # And their replicas, which the backups' pulls made (site.yml's zfs_replication play).
@@ -183,8 +185,8 @@ def remove_test_datasets(vm):
         listed += vm.zfs(
             'list', '-H', '-r', '-t', 'filesystem,volume', '-o', 'name,origin', parent, check=False
         ).stdout.splitlines()
-    # And demo-hv, which test_tenant_access.py makes because tenant demo may mount only that host volume.
-    ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0] or line.endswith('/demo/demo-hv\t-')]
+    # And tenant demo's (demo-*, the only host volumes it may mount): test_tenant_access.py's and the moves'.
+    ours = [line.split('\t') for line in listed if '/t-' in line.split('\t')[0] or '/demo/demo-' in line.split('\t')[0]]
     # A test namespace's dataset (tank/nomad/volumes/t-ns) takes its volumes with it.
     ours = [pair for pair in ours if not any(pair[0].startswith(other[0] + '/') for other in ours)]
     for name, _origin in sorted(ours, key=lambda pair: pair[1] == '-'):

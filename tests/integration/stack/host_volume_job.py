@@ -1,7 +1,7 @@
 """A service job for the host volume tests: one exec task running a shell script with the volume at /data."""
 
 
-def host_volume_job(job_id, volume, script, sticky, stop_on_client_after=None):
+def host_volume_job(job_id, volume, script, sticky, stop_on_client_after=None, namespace='default'):
     """stop_on_client_after, in seconds: the group's disconnect block, which a cut-off client obeys."""
     group = {
         'Name': 'g',
@@ -29,4 +29,6 @@ def host_volume_job(job_id, volume, script, sticky, stop_on_client_after=None):
     }
     if stop_on_client_after is not None:
         group['Disconnect'] = {'StopOnClientAfter': stop_on_client_after * 1000000000}
-    return {'Job': {'ID': job_id, 'Type': 'service', 'Datacenters': ['*'], 'TaskGroups': [group]}}
+    return {
+        'Job': {'ID': job_id, 'Namespace': namespace, 'Type': 'service', 'Datacenters': ['*'], 'TaskGroups': [group]}
+    }

@@ -1,5 +1,7 @@
 """A planned move of a zfs-dataset host volume to another node, with its data and the job that uses it, by
 playbooks/move_host_volume.yml, on the stack's Nomad with two client agents and the real sanoid and syncoid pulls.
+Every move, failover and rejoin runs on the mover's token that site.yml made (nomad_access_mover_name), as the
+operator runs them, in tenant demo's namespace: the only kind of namespace that token reaches.
 
 Node A is the stack's node (pool tank), node B is nzc-b (pool nodeb, node_b.py); the VM is both nodes' host. B
 pulls A's volumes into nodeb/replica, A pulls B's into tank/it-replicas: each replica parent in the pool of the
@@ -23,15 +25,16 @@ from zfsvm_client import pull, wait_until
 MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
 FAILOVER = REPO / 'playbooks' / 'failover_host_volume.yml'
 REJOIN = REPO / 'playbooks' / 'rejoin_host_volume.yml'
-VOLUME = 't-mv'
-A_DATASET, B_DATASET = '%s/default/%s' % (HOST_VOLUMES, VOLUME), '%s/default/%s' % (B_VOLUMES, VOLUME)
+# Tenant demo may mount host volumes named demo-* (inventories/local), and the mover moves only tenants' volumes.
+NAMESPACE, VOLUME = 'demo', 'demo-mv'
+A_DATASET, B_DATASET = '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, VOLUME), '%s/%s/%s' % (B_VOLUMES, NAMESPACE, VOLUME)
 # Each node's replica of the other's volume: <replica parent>/<host>/<parent>/<namespace>/<name>.
 ON_B, ON_A = '%s/127.0.0.1/%s' % (B_REPLICAS, A_DATASET), '%s/127.0.0.1/%s' % (A_REPLICAS, B_DATASET)
 MIB = 1048576
 MOVED = 'nomad-zfs-csi:moved-to'
-# t-fs's group stops itself this many seconds after its client lost the server; the failover waits twice that plus
+# demo-fs's group stops itself this many seconds after its client lost the server; the failover waits twice that plus
 # this margin after the node went down. Longer than the heartbeat TTL (10 to 20 s here): with 10 s, a connected
-# client stopped t-fs itself between two heartbeats.
+# client stopped demo-fs itself between two heartbeats.
 FENCE_AFTER, FENCE_MARGIN = 30, 5
 # The first allocation leaves its ID; one that finds it copies it to `seen` and writes 1 MiB more.
 SCRIPT = (
@@ -56,7 +59,7 @@ def snapshot_names(vm, dataset):
 def running(stack, node_id, job_id=VOLUME):
     live = [
         a
-        for a in stack.get('/v1/job/%s/allocations' % job_id)
+        for a in stack.get('/v1/job/%s/allocations?namespace=%s' % (job_id, NAMESPACE))
         if a['ClientStatus'] == 'running' and a['NodeID'] == node_id
     ]
     return live[0] if live else None
@@ -67,7 +70,8 @@ def down_since(stack, node):
 
 
 def volumes(stack, name=VOLUME):
-    return [(v['ID'], v['NodeID']) for v in stack.get('/v1/volumes?type=host&prefix=' + name) if v['Name'] == name]
+    listed = stack.get('/v1/volumes?type=host&namespace=%s&prefix=%s' % (NAMESPACE, name))
+    return [(v['ID'], v['NodeID']) for v in listed if v['Name'] == name]
 
 
 @pytest.fixture
@@ -77,13 +81,13 @@ def gone_after(stack, vm):
     yield names.append
     for name in names:
         # Stopped until its allocations are (a volume in use is not deleted), then purged.
-        stopped = stack.module('nomad_job', {'job_id': name, 'state': 'absent'})
-        stack.module('nomad_job', {'job_id': name, 'state': 'absent', 'purge': True})
+        stopped = stack.module('nomad_job', {'job_id': name, 'namespace': NAMESPACE, 'state': 'absent'})
+        stack.module('nomad_job', {'job_id': name, 'namespace': NAMESPACE, 'state': 'absent', 'purge': True})
         for _id, node_id in volumes(stack, name):
-            args = {'name': name, 'node_id': node_id, 'state': 'deleted'}
+            args = {'name': name, 'namespace': NAMESPACE, 'node_id': node_id, 'state': 'deleted'}
             # Again while the client still holds the stopped allocation's mount ("dataset is busy").
             wait_until(lambda a=args: stack.module('nomad_host_volume', a)['rc'] == 0, timeout=120, why=str(stopped))
-        vm.zfs('destroy', '-r', '%s/default/%s' % (HOST_VOLUMES, name), check=False)
+        vm.zfs('destroy', '-r', '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, name), check=False)
 
 
 @pytest.fixture
@@ -100,11 +104,20 @@ def b_back(stack, vm, two_nodes):
 def volume_with_job(stack, name, node, dataset, stop_on_client_after=None):
     """Volume `name` made on node, and job `name` running there, once it wrote its first file; its allocation."""
     made = stack.module(
-        'nomad_host_volume', {'name': name, 'node_id': node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64MiB'}
+        'nomad_host_volume',
+        {
+            'name': name,
+            'namespace': NAMESPACE,
+            'node_id': node['ID'],
+            'plugin_id': 'zfs-dataset',
+            'capacity_max': '64MiB',
+        },
     )
     assert made['rc'] == 0, made
     stack.api(
-        'PUT', '/v1/jobs', host_volume_job(name, name, SCRIPT, sticky=True, stop_on_client_after=stop_on_client_after)
+        'PUT',
+        '/v1/jobs',
+        host_volume_job(name, name, SCRIPT, True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE),
     )
     first = wait_until(lambda: running(stack, node['ID'], name), timeout=180, why='job %s running' % name)
     wait_until(lambda: stack.vm.sh('test -s /%s/first' % dataset, check=False).returncode == 0, timeout=60, why='file')
@@ -112,23 +125,33 @@ def volume_with_job(stack, name, node, dataset, stop_on_client_after=None):
 
 
 def move_vars(stack, **variables):
-    """The extra vars of a move of t-mv to node nzc-b, whose host is the VM too, unless told otherwise. A's agent is
+    """The extra vars of a move of demo-mv to node nzc-b, whose host is the VM too, unless told otherwise. A's agent is
     asked at the address it advertises, B's at one given for it (as where a certificate names only localhost)."""
     nodes = {n['Name']: 'zfsvm' for n in stack.get('/v1/nodes')}
     agents = {B_NAME: 'http://localhost:5656'}
-    return dict({'volume': VOLUME, 'to': B_NAME}, host_volume_move_hosts=nodes, host_volume_move_agent_addrs=agents,
-                **variables)  # fmt: skip
+    wanted = {'volume': VOLUME, 'namespace': NAMESPACE, 'to': B_NAME}
+    return dict(wanted, host_volume_move_hosts=nodes, host_volume_move_agent_addrs=agents, **variables)
+
+
+def mover(stack):
+    """The secret of the mover's token, from the Nomad Variable nomad_access wrote it to, as the operator reads it."""
+    return stack.secret('host-volume-mover')
 
 
 def move(stack, *flags, playbook=MOVE, **variables):
-    """playbooks/move_host_volume.yml (or another) with the stack's inventory."""
-    return stack.playbook(playbook, *flags, extra=move_vars(stack, **variables))
+    """playbooks/move_host_volume.yml (or another) with the stack's inventory, on the mover's token."""
+    return stack.playbook(playbook, *flags, extra=move_vars(stack, **variables), token=mover(stack))
+
+
+def move_killed_at(stack, task, playbook=MOVE, **variables):
+    """move(), killed as it prints the start of `task` (stack.playbook_killed_at)."""
+    return stack.playbook_killed_at(playbook, task, extra=move_vars(stack, **variables), token=mover(stack))
 
 
 def move_journal(stack, name=VOLUME):
     """The items of the move's journal, or None."""
     try:
-        return stack.api('GET', '/v1/var/nomad-zfs-csi/moves/' + name)['Items']
+        return stack.api('GET', '/v1/var/nomad-zfs-csi/moves/%s?namespace=%s' % (name, NAMESPACE))['Items']
     except AssertionError as e:
         if ': 404 ' not in str(e):
             raise
@@ -137,8 +160,10 @@ def move_journal(stack, name=VOLUME):
 
 def plan_refused(stack, message, **args):
     """What Nomad alone decides, asked of nomad_host_volume_move_plan as the role's first call asks it (a module run
-    costs a few seconds less than the playbook): refused, naming the way out, before any change."""
-    result = stack.module('nomad_host_volume_move_plan', dict({'name': VOLUME, 'to': B_NAME}, **args))
+    costs a few seconds less than the playbook), on the mover's token: refused, naming the way out, before any
+    change."""
+    args = dict({'name': VOLUME, 'namespace': NAMESPACE, 'to': B_NAME}, **args)
+    result = stack.module('nomad_host_volume_move_plan', args, extra_env={'NOMAD_TOKEN': mover(stack)})
     assert result['rc'] != 0 and message in result['msg'] and result['msg'].endswith(' Nothing was changed.'), result
     return result['msg']
 
@@ -166,6 +191,13 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
         }
 
     plan_refused(stack, 'Nomad has no node nowhere', to='nowhere', stop_jobs=True)
+    # The mover's token, which every move here runs on, reaches the tenants' namespaces only.
+    outside = stack.module(
+        'nomad_host_volume_move_plan',
+        {'name': VOLUME, 'namespace': 'default', 'to': B_NAME},
+        extra_env={'NOMAD_TOKEN': mover(stack)},
+    )
+    assert outside['rc'] != 0 and 'answered 403' in outside['msg'], outside
     refused(
         move(stack, stop_jobs=True),
         'Node %s has no replica of %s under %s' % (B_NAME, A_DATASET, B_REPLICAS),
@@ -198,7 +230,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
 
     # The operator's machine dies after the final send, as its record in the journal begins: the job is stopped and
     # A's dataset marked, and the journal says so. Given up, everything is back on A, as it was.
-    stack.playbook_killed_at(MOVE, 'Record that the step is done: send', extra=move_vars(stack, stop_jobs=True))
+    move_killed_at(stack, 'Record that the step is done: send', stop_jobs=True)
     assert move_journal(stack)['done'] == 'stop' and running(stack, a_node['ID']) is None
     assert props(vm, A_DATASET, 'readonly', MOVED)[MOVED] == B_NAME
     aborted = move(stack, abort=True)
@@ -217,11 +249,9 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     # It dies there again; run again, the move goes on from the journal, and dies as the create on B begins. The
     # same command then finishes the move.
     since = vm.sh('date +%s').stdout.strip()
-    stack.playbook_killed_at(MOVE, 'Record that the step is done: send', extra=move_vars(stack, stop_jobs=True))
+    move_killed_at(stack, 'Record that the step is done: send', stop_jobs=True)
     assert move_journal(stack)['done'] == 'stop'
-    stack.playbook_killed_at(
-        MOVE, 'Create the volume on the target node from the replica', extra=move_vars(stack, stop_jobs=True)
-    )
+    move_killed_at(stack, 'Create the volume on the target node from the replica', stop_jobs=True)
     assert move_journal(stack)['done'] == 'stop,send,delete'
     moved = move(stack, stop_jobs=True)
     assert moved.returncode == 0, moved.stdout[-5000:]
@@ -239,7 +269,8 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     assert vm.sh('cat /%s/seen' % B_DATASET).stdout.strip() == first['ID'] != again['ID']
     assert props(vm, B_DATASET, 'readonly', 'mounted', MARK) == {'readonly': 'off', 'mounted': 'yes', MARK: new_id}
     # The sticky claim is on the new volume: the old one's went with it.
-    assert {c['VolumeID'] for c in stack.get('/v1/volumes/claims?job_id=' + VOLUME)} == {new_id}
+    claims = stack.get('/v1/volumes/claims?namespace=%s&job_id=%s' % (NAMESPACE, VOLUME))
+    assert {c['VolumeID'] for c in claims} == {new_id}
     # The same command once more: nothing is left to do, and nothing changes.
     again_run = move(stack, stop_jobs=True)
     assert 'is on %s already, and no move of it is under way: nothing to do' % B_NAME in again_run.stdout, (
@@ -284,15 +315,18 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     stack, vm, two_nodes, gone_after, b_back
 ):
     """Never two writers: node B, cut off from the server, keeps its tasks; a failover of their volumes is refused
-    until they are stopped, by B's own agent after stop_on_client_after (t-fs), or by powering B off, which the
-    operator then states (t-fo). Back, B becomes t-fo's standby by one command, its diverged copy kept aside."""
+    until they are stopped, by B's own agent after stop_on_client_after (demo-fs), or by powering B off, which the
+    operator then states (demo-fo). Back, B becomes demo-fo's standby by one command, its diverged copy kept aside."""
     a_node, b_node = two_nodes
-    name, dataset = 't-fo', '%s/default/t-fo' % B_VOLUMES
+    name, fenced_name = 'demo-fo', 'demo-fs'
+    dataset = '%s/%s/%s' % (B_VOLUMES, NAMESPACE, name)
     gone_after(name)
-    gone_after('t-fs')
+    gone_after(fenced_name)
     first = volume_with_job(stack, name, b_node, dataset)
     [(first_volume_id, _node)] = volumes(stack, name)
-    guarded = volume_with_job(stack, 't-fs', b_node, '%s/default/t-fs' % B_VOLUMES, stop_on_client_after=FENCE_AFTER)
+    guarded = volume_with_job(
+        stack, fenced_name, b_node, '%s/%s/%s' % (B_VOLUMES, NAMESPACE, fenced_name), stop_on_client_after=FENCE_AFTER
+    )
     # The last replication before the loss, then a write that never reaches the standby.
     snapshot = 'autosnap_' + vm.sh('date -u +%Y-%m-%d_%H:%M:%S').stdout.strip() + '_hourly'
     vm.zfs('snapshot', '-r', '%s@%s' % (B_VOLUMES, snapshot))
@@ -307,7 +341,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     early = plan_refused(
         stack,
         'Node %s has been down' % B_NAME,
-        name='t-fs',
+        name=fenced_name,
         to=a_node['Name'],
         failover=True,
         fence_margin=FENCE_MARGIN,
@@ -315,23 +349,25 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     assert 'its allocations %s stop themselves after stop_on_client_after' % guarded['ID'][:8] in early
     assert task_pids(vm, first['ID'])
     plan_refused(stack, 'a planned move needs it to send the last', name=name, to=a_node['Name'], stop_jobs=True)
-    unguarded = 'Node %s is down, but its allocations %s (t-fo.g) may still be writing to t-fo' % (
+    unguarded = 'Node %s is down, but its allocations %s (%s.g) may still be writing to %s' % (
         B_NAME,
         first['ID'][:8],
+        name,
+        name,
     )
     refused(move(stack, playbook=FAILOVER, volume=name, to=a_node['Name']), unguarded)
 
-    # B's agent stops t-fs's task itself; once that is certain, t-fs fails over without the operator's word.
-    wait_until(lambda: not task_pids(vm, guarded['ID']), timeout=90, why="t-fs's task stopped by B's own agent")
+    # B's agent stops demo-fs's task itself; once that is certain, demo-fs fails over without the operator's word.
+    wait_until(lambda: not task_pids(vm, guarded['ID']), timeout=90, why="demo-fs's task stopped by B's own agent")
     # The servers' clock: the VM's.
     down_for = int(vm.sh('date +%s').stdout) - down_since(stack, b_node)
     time.sleep(max(0, 2 * FENCE_AFTER + FENCE_MARGIN - down_for) + 1)
-    fenced_by_itself = move(stack, playbook=FAILOVER, volume='t-fs', to=a_node['Name'], **fast)
+    fenced_by_itself = move(stack, playbook=FAILOVER, volume=fenced_name, to=a_node['Name'], **fast)
     assert fenced_by_itself.returncode == 0, fenced_by_itself.stdout[-5000:]
     assert 'allocations stopped themselves (disconnect.stop_on_client_after)' in fenced_by_itself.stdout
-    wait_until(lambda: running(stack, a_node['ID'], 't-fs'), timeout=180, why='t-fs running on node A')
+    wait_until(lambda: running(stack, a_node['ID'], fenced_name), timeout=180, why='demo-fs running on node A')
 
-    # t-fo's task outlives its agent too: still refused, until B is powered off and the operator says so.
+    # demo-fo's task outlives its agent too: still refused, until B is powered off and the operator says so.
     crash(vm)
     assert task_pids(vm, first['ID'])
     plan_refused(stack, unguarded, name=name, to=a_node['Name'], failover=True)
@@ -339,13 +375,13 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     # The operator's machine dies once Nomad forgot B's volume, before the journal says so; the same command, without
     # fenced=true this time (the journal holds how B was fenced), finishes the failover.
     gone = "Record that the lost node's volume is gone"
-    stack.playbook_killed_at(FAILOVER, gone, extra=move_vars(stack, volume=name, to=a_node['Name'], fenced=True))
+    move_killed_at(stack, gone, playbook=FAILOVER, volume=name, to=a_node['Name'], fenced=True)
     assert move_journal(stack, name)['kind'] == 'failover' and volumes(stack, name) == []
     failed_over = move(stack, playbook=FAILOVER, volume=name, to=a_node['Name'])
     assert failed_over.returncode == 0, failed_over.stdout[-5000:]
-    assert move_journal(stack, name) is None and move_journal(stack, 't-fs') is None
+    assert move_journal(stack, name) is None and move_journal(stack, fenced_name) is None
     assert 'writes no more: the operator says it is fenced (fenced=true)' in failed_over.stdout
-    point = re.search(r'Recovery point of t-fo: (\S+), taken (\S+), (\d+) s\s+ago', failed_over.stdout)
+    point = re.search(r'Recovery point of %s: (\S+), taken (\S+), (\d+) s\s+ago' % name, failed_over.stdout)
     assert point, failed_over.stdout[-3000:]
     assert point.group(1) == '%s/127.0.0.1/%s@%s' % (A_REPLICAS, dataset, snapshot)
     assert point.group(2) == time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(taken))
@@ -354,7 +390,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     [(new_id, node_id)] = volumes(stack, name)
     assert node_id == a_node['ID'], failed_over.stdout[-3000:]
     again = wait_until(lambda: running(stack, a_node['ID'], name), timeout=180, why='the job running on node A')
-    on_a = '%s/default/%s' % (HOST_VOLUMES, name)
+    on_a = '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, name)
     wait_until(lambda: vm.sh('test -s /%s/second' % on_a, check=False).returncode == 0, timeout=60, why='2nd file')
     assert vm.sh('cat /%s/seen' % on_a).stdout.strip() == first['ID'] != again['ID']
     assert vm.sh('test -e /%s/lost' % on_a, check=False).returncode != 0
@@ -412,7 +448,13 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     # on B again, which is why a move back to B is a documented limit (docs/move-and-failover.md).
     held = stack.module(
         'nomad_host_volume',
-        {'name': name, 'node_id': b_node['ID'], 'plugin_id': 'zfs-dataset', 'capacity_max': '64M'},
+        {
+            'name': name,
+            'namespace': NAMESPACE,
+            'node_id': b_node['ID'],
+            'plugin_id': 'zfs-dataset',
+            'capacity_max': '64M',
+        },
     )
     fingerprint = stack.get('/v1/node/' + b_node['ID']).get('HostVolumes') or {}
     assert held['rc'] != 0 and 'volume name already exists on this node' in held['msg'], (held, fingerprint)
