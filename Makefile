@@ -5,7 +5,7 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test unit sanity lint changelog pack integration integration-host integration-vm molecule demo vm-start vm-stop nomad-start nomad-stop bench
+.PHONY: setup test unit sanity lint changelog pack integration integration-host integration-vm integration-vm-a integration-vm-b molecule demo vm-start vm-stop nomad-start nomad-stop bench
 
 setup:
 	bash scripts/setup.sh
@@ -49,9 +49,23 @@ integration: integration-host integration-vm
 integration-host:
 	$(VENV)/pytest -q -p no:cacheprovider --durations=10 $(HOST_ONLY)
 
+# The VM's tests in two parts of about equal time, each on a VM and a stack of its own, so that make test runs
+# them side by side (scripts/checks.sh): the second part's VM has its own run dir and Nomad port.
+VM_B_TESTS := tests/integration/replication tests/integration/stack/two_nodes \
+	tests/integration/stack/test_csi_sanity.py tests/integration/stack/test_csi_plugin_recovery.py
+VM_B_ENV := ZFSVM_RUN_DIR=$${NOMAD_ZFS_CSI_CACHE:-$$HOME/.cache/nomad-zfs-csi}/zfsvm/run-b ZFSVM_NOMAD_PORT=4656
+
+## Every test on the VM: both parts, one after the other.
+integration-vm: integration-vm-a integration-vm-b
+
 # ZFSVM_KEEP leaves the VM up for the Molecule scenarios; `make vm-stop` stops it.
-integration-vm:
-	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=50 tests/integration $(HOST_ONLY:%=--ignore=%)
+integration-vm-a:
+	ZFSVM_KEEP=1 $(VENV)/pytest -q -p no:cacheprovider --durations=30 tests/integration \
+		$(HOST_ONLY:%=--ignore=%) $(VM_B_TESTS:%=--ignore=%)
+
+# Its VM stops at the end.
+integration-vm-b:
+	$(VM_B_ENV) $(VENV)/pytest -q -p no:cacheprovider --durations=30 $(VM_B_TESTS)
 
 ## Runs after integration, which leaves the VM up for the scenarios to reuse; storage_host's destroy stops it.
 ## SCENARIOS picks some (csi_plugin, storage_host); both by default.

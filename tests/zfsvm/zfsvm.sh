@@ -25,6 +25,8 @@ POOL=${ZFSVM_POOL:-tank}
 BACKUP_POOL=${ZFSVM_BACKUP_POOL:-backup}
 MEM=${ZFSVM_MEM:-3072}   # the ARC, a Nomad agent and democratic-csi's Node processes
 NOMAD_PORT=${ZFSVM_NOMAD_PORT:-4646}
+# One vCPU: two (multi-threaded TCG) were no faster for one VM, and two VMs of two on two cores slowed each other.
+SMP=${ZFSVM_SMP:-1}
 TOOLS_MOUNT=/opt/nzc
 PACKAGES=systemd-sysv,udev,openssh-server,python3,kmod,iproute2,ifupdown,isc-dhcp-client,sudo,nfs-kernel-server,procps,nftables
 
@@ -178,7 +180,7 @@ boot_once() {
   # translated code by virtual address, so with address space randomisation every process translated
   # ld.so and libc afresh. "init_on_alloc=0": the emulated CPU zeroed every kernel allocation. Test VM
   # only; docs/testing.md has the figures.
-  qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
+  qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
     -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
     -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 norandmaps init_on_alloc=0" \
     -drive file="$RUN_DIR/root.qcow2",format=qcow2,if=virtio \
