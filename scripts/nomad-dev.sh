@@ -57,9 +57,13 @@ agent_config() {
 bind_addr = "0.0.0.0"
 data_dir  = "$DATA_DIR"
 # The address the CLI on this host reaches the client at for logs and exec: the
-# forwarded port, not the VM's own 10.0.2.15, which means this host from here.
+# forwarded port, not the VM's own 10.0.2.15, which means this host from here. The
+# agent serves on that port in the VM too, where a move asks it at that address.
 advertise {
   http = "127.0.0.1:$port"
+}
+ports {
+  http = $port
 }
 client {
   # Where the host_volume_plugin role installs the zfs-dataset plugin (-dev sets none).

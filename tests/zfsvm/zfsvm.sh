@@ -7,8 +7,9 @@
 #   zfsvm.sh status   exit 0 and print connection facts if running, exit 3 if not
 #   zfsvm.sh ssh ...  run a command in the VM as root
 #
-# Besides sshd, the VM forwards Nomad's HTTP port (ZFSVM_NOMAD_PORT, default 4646)
-# to 127.0.0.1 here, for the Nomad agent that scripts/nomad-dev.sh runs in it (HTTPS only), and
+# Besides sshd, the VM forwards Nomad's HTTP port (ZFSVM_NOMAD_PORT, default 4646; the same port
+# in the VM, so that the address the agent advertises works on both sides) to 127.0.0.1 here, for
+# the Nomad agent that scripts/nomad-dev.sh runs in it (HTTPS only), and
 # mounts a read-only tools disk at /opt/nzc: nomad, csi-sanity, node and democratic-csi, the
 # same programs this host built or installed, so no download happens in the VM.
 #
@@ -187,7 +188,7 @@ boot_once() {
     -drive file="$RUN_DIR/pool.img",format=raw,if=virtio \
     -drive file="$tools",format=raw,if=virtio,readonly=on \
     -drive file="$RUN_DIR/backup.img",format=raw,if=virtio \
-    -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$port"-:22,hostfwd=tcp:127.0.0.1:"$NOMAD_PORT"-:4646 \
+    -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$port"-:22,hostfwd=tcp:127.0.0.1:"$NOMAD_PORT"-:"$NOMAD_PORT" \
     -device virtio-net-pci,netdev=n0 \
     -display none -serial file:"$RUN_DIR/console.log" -daemonize -pidfile "$RUN_DIR/qemu.pid" 9>&-
   log "booting on 127.0.0.1:$port"
