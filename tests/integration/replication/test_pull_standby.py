@@ -141,7 +141,10 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     assert MIB <= increment < 1.2 * MIB, increment
     assert stream_size(vm, primary + '/v1@autosnap_2_hourly') > FILLED
     # v2 has no snapshot: the pull leaves it out of syncoid, which would fail on it without its syncoid:sync=false.
-    assert not exists(vm, target + '/v2') and '1 datasets to send, 1 in sync or without snapshots' in journal, journal
+    assert (
+        not exists(vm, target + '/v2')
+        and '1 of 2 datasets to send (1 in sync or without snapshots): %s/v1' % primary in journal
+    ), journal
 
     # The recovery point, read through the same key: in step, then one snapshot behind.
     info = {'host': '127.0.0.1', 'parent': primary, 'target': target}
@@ -156,7 +159,7 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     # (which would send that snapshot, with about five SSH sessions), and the replica keeps its newest snapshot.
     assert v1['in_sync'], v1
     journal = pull(vm, instance)
-    assert '0 datasets to send, 2 in sync or without snapshots: nothing to pull' in journal, journal
+    assert '0 of 2 datasets to send (2 in sync or without snapshots): nothing to pull' in journal, journal
     assert not exists(vm, target + '/v1@autosnap_3_hourly')
     shown = vm.sh('systemctl show -p User -p NoNewPrivileges --value zfs-replication-pull@%s.service' % instance)
     assert shown.stdout.split() == [USER, 'yes'], shown.stdout

@@ -81,7 +81,7 @@ def test_site_pulls_every_volume_to_pool_backup_but_the_opted_out_one(stack, vm,
             journal = pull(vm, parent)
         # The pull leaves the opted-out volume out of syncoid: it has no snapshot (syncoid:sync=false would have
         # syncoid skip it too).
-        sent = journal.split('in sync or without snapshots: ', 1)[1].split('\n', 1)[0].split()
+        sent = journal.split('in sync or without snapshots): ', 1)[1].split('\n', 1)[0].split()
         assert kept in sent and opted_out not in sent, journal
         assert vm.sh('systemctl show -p User --value %s.service' % PULLS[HOST_VOLUMES]).stdout.strip() == USER
         for dataset in (csi, kept):
