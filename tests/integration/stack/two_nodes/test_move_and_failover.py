@@ -117,7 +117,9 @@ def volume_with_job(stack, name, node, dataset, stop_on_client_after=None):
     stack.api(
         'PUT',
         '/v1/jobs',
-        host_volume_job(name, name, SCRIPT, True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE),
+        host_volume_job(
+            name, name, SCRIPT, sticky=True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE
+        ),
     )
     first = wait_until(lambda: running(stack, node['ID'], name), timeout=180, why='job %s running' % name)
     wait_until(lambda: stack.vm.sh('test -s /%s/first' % dataset, check=False).returncode == 0, timeout=60, why='file')
