@@ -7,6 +7,8 @@
 # each, the same guest work took as long side by side as alone (docs/testing.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
+# Both VMs (the first one Molecule reuses too) with one vCPU each: two cores, two vCPUs.
+export ZFSVM_SMP=1
 
 # The VM lanes are the longer ones, and their first site.yml runs while sanity and lint take both cores (once a
 # plugin was not healthy within 300 s then): the host lane runs niced.
