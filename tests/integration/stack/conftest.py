@@ -94,6 +94,10 @@ class Stack(object):
             )
         return proc
 
+    def playbook_env(self, mitogen, token):
+        """The playbooks' environment: no token but the one given (NOMAD_TOKEN), mitogen's settings if asked."""
+        return dict(self.base_env, **(mitogen_env() if mitogen else {}), **({'NOMAD_TOKEN': token} if token else {}))
+
     def playbook(self, path, *flags, extra=None, mitogen=True, token=None):
         """A playbook with the local inventory as `make demo` runs it (no token in the environment, unless given
         one for NOMAD_TOKEN), with ansible-playbook's flags and extra vars, given in a file so that no secret is in
@@ -104,9 +108,7 @@ class Stack(object):
             argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
             return subprocess.run(
                 argv + ['-e', '@' + extra_file.name] + list(flags),
-                env=dict(
-                    self.base_env, **(mitogen_env() if mitogen else {}), **({'NOMAD_TOKEN': token} if token else {})
-                ),
+                env=self.playbook_env(mitogen, token),
                 capture_output=True,
                 text=True,
                 timeout=1800,
@@ -122,7 +124,7 @@ class Stack(object):
             argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
             proc = subprocess.Popen(
                 argv + ['-e', '@' + extra_file.name],
-                env=dict(self.base_env, **mitogen_env(), **({'NOMAD_TOKEN': token} if token else {})),
+                env=self.playbook_env(True, token),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
