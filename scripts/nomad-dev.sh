@@ -49,8 +49,8 @@ make_tls() {
   tar -C / -cf - "${TLS_DIR#/}" | bash "$ZFSVM" ssh "tar -C / -xf -"
 }
 
-# raw_exec runs democratic-csi from the tools disk; exec runs workloads, the only
-# driver here that can mount a CSI volume into a task.
+# raw_exec runs democratic-csi from the tools disk, and docker its image (the pack's
+# production default; tests/zfsvm/zfsvm.sh's container layer); exec and docker run workloads.
 agent_config() {
   local port=$1
   cat <<HCL
@@ -85,6 +85,15 @@ client {
 plugin "raw_exec" {
   config {
     enabled = true
+  }
+}
+# As a production client that runs CSI plugins under docker: a node plugin is privileged.
+plugin "docker" {
+  config {
+    allow_privileged = true
+    volumes {
+      enabled = true
+    }
   }
 }
 acl {

@@ -25,7 +25,7 @@ fi
 
 # The VM image (debootstrap, a DKMS build of OpenZFS) is the longest step when cold, about 19 minutes on a 2-core
 # machine: it starts first, and the venv, the Go builds and democratic-csi run beside it.
-bash tests/zfsvm/zfsvm.sh build &
+bash tests/zfsvm/zfsvm.sh build-base &
 image=$!
 
 # The venv is keyed by the requirements and the interpreter, and linked as .venv.
@@ -57,4 +57,6 @@ fi
 bash tests/tools/build-go-tools.sh
 bash tests/tools/install-democratic-csi.sh >/dev/null
 wait "$image" || { log "the VM image build failed"; exit 1; }
+# Its container layer (docker.io and democratic-csi's image, about 4 minutes cold) needs the image and democratic-csi.
+bash tests/zfsvm/zfsvm.sh build
 log "ready"

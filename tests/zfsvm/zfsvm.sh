@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # A small Debian 12 VM with real OpenZFS, for tests and the local default stack.
 #
-#   zfsvm.sh build    build (or reuse) the cached image
+#   zfsvm.sh build    build (or reuse) the cached image and its container layer
+#   zfsvm.sh build-base  the image alone (scripts/setup.sh, beside its other builds; the layer needs their Node)
 #   zfsvm.sh start    build if needed, boot, wait for SSH, create the pools; no-op if running
 #   zfsvm.sh stop     stop the VM by its own pid; no-op if stopped
 #   zfsvm.sh status   exit 0 and print connection facts if running, exit 3 if not
 #   zfsvm.sh ssh ...  run a command in the VM as root
+#   zfsvm.sh mirror   print the Debian mirror the image is built from (tests/zfsvm/images.sh uses it too)
 #
 # Besides sshd, the VM forwards Nomad's HTTP port (ZFSVM_NOMAD_PORT, default 4646; the same port
 # in the VM, so that the address the agent advertises works on both sides) to 127.0.0.1 here, for
@@ -110,6 +112,66 @@ SRC
   log "image ready in $((SECONDS - t0)) s: $IMAGE_DIR"
 }
 
+# The container layer: a qcow2 over the base image, made by booting it once, with Debian's docker.io, AppArmor
+# (Debian's kernel has it on, and docker loads its default profile with apparmor_parser), and the images of
+# tests/zfsvm/images.sh imported under the names the tests use. Kept apart from the base image, whose DKMS build
+# takes most of twenty minutes; keyed by the base image, this recipe and the images.
+LAYER_PACKAGES="docker.io apparmor"
+DCSI_IMAGE=democraticcsi/democratic-csi:v1.9.4-local
+BUSYBOX_IMAGE=nzc/busybox:local
+
+layer() {
+  local images key
+  images=$(bash "$(dirname "${BASH_SOURCE[0]}")/images.sh")
+  key=$( { echo "$KEY $LAYER_PACKAGES $DCSI_IMAGE $BUSYBOX_IMAGE $(basename "$images")"; declare -f layer_build; } \
+    | sha256sum | cut -c1-16)
+  LAYER_DIR=$CACHE/zfsvm/layer-$key
+  [ -f "$LAYER_DIR/ready" ] || layer_build "$images"
+}
+
+layer_build() {
+  local images=$1 work t0=$SECONDS deadline
+  work=$(mktemp -d "$CACHE/zfsvm/layer.XXXXXX")
+  cp "$IMAGE_DIR/id_ed25519" "$work/"; chmod 600 "$work/id_ed25519"
+  free_port >"$work/port"
+  qemu-img create -q -f qcow2 -F raw -b "$IMAGE_DIR/root.img" "$work/root.qcow2"
+  log "building the container layer (docker.io, the images of $images)"
+  qemu-system-x86_64 -accel "tcg,thread=multi" -cpu max -m "$MEM" -smp "$SMP" \
+    -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
+    -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 norandmaps init_on_alloc=0" \
+    -drive file="$work/root.qcow2",format=qcow2,if=virtio \
+    -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$(cat "$work/port")"-:22 -device virtio-net-pci,netdev=n0 \
+    -display none -serial file:"$work/console.log" -daemonize -pidfile "$work/qemu.pid" 9>&-
+  # shellcheck disable=SC2064  # the pid file's path now; EXIT, since die exits
+  trap "kill \$(cat '$work/qemu.pid' 2>/dev/null) 2>/dev/null || true" EXIT
+  deadline=$((SECONDS + ${ZFSVM_BOOT_TIMEOUT:-420}))
+  until ssh_at "$work" true 2>/dev/null; do
+    [ $SECONDS -lt "$deadline" ] || { tail -8 "$work/console.log" >&2; die "the layer's VM gave no SSH (log: $work)"; }
+    sleep 2
+  done
+  ssh_at "$work" "export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && \
+    apt-get install -y -qq --no-install-recommends $LAYER_PACKAGES && apt-get clean" >"$work/apt.log" 2>&1 \
+    || { tail -20 "$work/apt.log" >&2; die "installing $LAYER_PACKAGES failed (log: $work/apt.log)"; }
+  # ENTRYPOINT, WORKDIR and ENV as upstream's Dockerfile sets them.
+  ssh_at "$work" docker import --change "'ENTRYPOINT [\"bin/democratic-csi\"]'" --change "'WORKDIR /home/csi/app'" \
+    --change "'ENV DEMOCRATIC_CSI_IS_CONTAINER=true'" --change "'ENV NODE_ENV=production'" - "$DCSI_IMAGE" \
+    <"$images/democratic-csi.tar" >/dev/null || die "docker import of $DCSI_IMAGE failed"
+  ssh_at "$work" docker import - "$BUSYBOX_IMAGE" <"$images/busybox.tar" >/dev/null \
+    || die "docker import of $BUSYBOX_IMAGE failed"
+  # poweroff asks logind, which the VM does not run, for inhibitors first (and says so), then powers off.
+  ssh_at "$work" "systemctl stop docker.service docker.socket containerd.service; sync; systemctl poweroff" 2>/dev/null || true
+  # qemu removes its pid file as it exits.
+  for _ in $(seq 120); do
+    { [ -f "$work/qemu.pid" ] && kill -0 "$(cat "$work/qemu.pid")" 2>/dev/null; } || break
+    sleep 1
+  done
+  find "$CACHE/zfsvm" -maxdepth 1 -name 'layer-*' -type d -exec rm -rf {} +
+  rm -f "$work/id_ed25519" "$work/port" "$work/qemu.pid"
+  mv "$work" "$LAYER_DIR"; touch "$LAYER_DIR/ready"
+  trap - EXIT
+  log "container layer ready in $((SECONDS - t0)) s: $LAYER_DIR"
+}
+
 # The tools disk: an ext4 image keyed by the exact binaries and source it holds,
 # built in seconds from what scripts/setup.sh installed on this host.
 tools_disk() {
@@ -160,8 +222,12 @@ host_load() {
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-ssh_vm() {
-  ssh -q -i "$RUN_DIR/id_ed25519" -p "$(cat "$RUN_DIR/port")" -o BatchMode=yes \
+ssh_vm() { ssh_at "$RUN_DIR" "$@"; }
+
+# Root in the VM that the run directory $1 holds the key and the forwarded SSH port of.
+ssh_at() {
+  local dir=$1; shift
+  ssh -q -i "$dir/id_ed25519" -p "$(cat "$dir/port")" -o BatchMode=yes \
     -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 root@127.0.0.1 "$@"
 }
 
@@ -171,7 +237,7 @@ boot_once() {
   tools=$(tools_disk)
   rm -f "$RUN_DIR/root.qcow2" "$RUN_DIR/pool.img" "$RUN_DIR/backup.img" "$RUN_DIR/console.log"
   # A copy-on-write layer keeps the cached image pristine; the pool disks are new each boot.
-  qemu-img create -q -f qcow2 -F raw -b "$IMAGE_DIR/root.img" "$RUN_DIR/root.qcow2"
+  qemu-img create -q -f qcow2 -F qcow2 -b "$LAYER_DIR/root.qcow2" "$RUN_DIR/root.qcow2"
   truncate -s "${ZFSVM_POOL_SIZE:-4G}" "$RUN_DIR/pool.img"
   truncate -s 2G "$RUN_DIR/backup.img"
   port=$(free_port); echo "$port" >"$RUN_DIR/port"
@@ -211,6 +277,7 @@ boot_once() {
 start() {
   if running; then status; return 0; fi
   build
+  layer
   local t0=$SECONDS attempt attempts=${ZFSVM_BOOT_ATTEMPTS:-2}
   kill_strays
   rm -rf "$RUN_DIR"; mkdir -p "$RUN_DIR"
@@ -259,16 +326,18 @@ cmd=${1:-status}; shift || true
 # start, stop and build change shared state; concurrent callers (a test run and
 # Molecule, two shells) take turns instead of booting two VMs on one run dir.
 case $cmd in
-  start|stop|build)
+  start|stop|build|build-base)
     mkdir -p "$CACHE/zfsvm"
     exec 9>"$CACHE/zfsvm/lock"
     flock -w 1800 9 || die "another zfsvm.sh $cmd held $CACHE/zfsvm/lock for 30 minutes" ;;
 esac
 case $cmd in
-  build) build ;;
+  build) build; layer ;;
+  build-base) build ;;
   start) start ;;
   stop) stop ;;
   status) status ;;
   ssh) ssh_vm "$@" ;;
-  *) die "usage: $0 build|start|stop|status|ssh CMD" ;;
+  mirror) mirror ;;
+  *) die "usage: $0 build|build-base|start|stop|status|ssh CMD|mirror" ;;
 esac

@@ -3,9 +3,9 @@
 #   nomad-pack run packs/zfs_csi -f packs/zfs_csi/.ci/vars-zfs-generic-nfs-local-stack.hcl
 # Nomad runs in the ZFS VM, so the controller reaches the storage host's csi user
 # at 127.0.0.1:22 there, and the node plugin mounts the VM's own NFS exports.
-# democratic-csi runs from source with Node under raw_exec (no container engine
-# here); a production inventory drops the raw_exec lines and gets the pinned image
-# under docker.
+# democratic-csi runs from source with Node under raw_exec; a production inventory
+# drops the raw_exec lines and gets the pinned image under docker, as
+# vars-zfs-generic-nfs-docker-local-stack.hcl does beside this plugin.
 # driver, the parents and zfs_cli_path repeat inventories/local's nomad_zfs_csi_storage,
 # which the csi_plugin role passes over this file; a pack test checks they agree.
 driver                         = "zfs-generic-nfs"

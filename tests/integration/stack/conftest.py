@@ -94,6 +94,19 @@ class Stack(object):
             )
         return proc
 
+    def pack_run(self, varfile):
+        """`nomad-pack run` of the zfs_csi pack with one variables file, as the pack's README gives it."""
+        ran = subprocess.run(
+            [str(CACHE_BIN / 'nomad-pack'), 'run', str(REPO / 'packs' / 'zfs_csi'), '-f', str(varfile)],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            timeout=600,
+            check=False,
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+
     def playbook_env(self, mitogen, token):
         """The playbooks' environment: no token but the one given (NOMAD_TOKEN), mitogen's settings if asked."""
         return dict(self.base_env, **(mitogen_env() if mitogen else {}), **({'NOMAD_TOKEN': token} if token else {}))

@@ -42,15 +42,6 @@ def test_create_gives_a_dataset_with_refquota_and_its_export(stack, vm):
     assert stack.volume('t-create')['changed'] is False
 
 
-def test_a_second_allocation_reads_what_the_first_wrote(stack, vm):
-    created(stack, 't-rw')
-    written = stack.workload('t-rw', 'write')
-    assert written.startswith('written-by-')
-    assert stack.workload('t-rw', 'read') == written
-    # On the dataset itself, as the storage host sees it.
-    assert vm.sh('cat /%s/t-rw/proof.txt' % PARENT).stdout.strip() == written
-
-
 def snapshot(stack, name, check=False, **extra):
     args = {'plugin_id': 'zfs', 'source_volume_id': 't-snap-src', 'name': name}
     args.update(extra)

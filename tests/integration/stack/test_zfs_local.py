@@ -2,11 +2,9 @@
 whose pool holds the data), each deployed from the pack beside the zfs-generic-nfs plugin under its own plugin id
 and parent. The zvol driver formats each volume (ext4) and mounts it."""
 
-import subprocess
-
 import pytest
 
-from conftest import CACHE_BIN, LOCAL_PARENTS, REPO, WORKLOAD
+from conftest import LOCAL_PARENTS, REPO, WORKLOAD
 from zfsvm_client import wait_until
 
 GIB = 1024**3
@@ -23,16 +21,7 @@ def local_plugin(request, stack):
     """The pack's own path: `nomad-pack run` with the local stack's variables file, as docs/local-stack.md gives it."""
     plugin, parent, capacity_property = DRIVERS[request.param]
     varfile = REPO / 'packs' / 'zfs_csi' / '.ci' / ('vars-%s-local-stack.hcl' % request.param)
-    ran = subprocess.run(
-        [str(CACHE_BIN / 'nomad-pack'), 'run', str(REPO / 'packs' / 'zfs_csi'), '-f', str(varfile)],
-        capture_output=True,
-        text=True,
-        env=stack.env,
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    stack.pack_run(varfile)
     job = plugin + '-node'
     healthy = stack.module('nomad_csi_plugin_info', {'plugin_id': plugin, 'wait_timeout': 300, 'jobs': [job]})
     assert healthy['rc'] == 0 and healthy['healthy'], healthy

@@ -1,0 +1,79 @@
+"""The pack's production path: democratic-csi's image under Nomad's docker driver, privileged on the node, from
+`nomad-pack run` with the zfs-generic-nfs variables a production user sets (and the image built here in place of
+the pinned upstream one), beside the stack's raw_exec plugin under its own plugin id. Tenant demo's workloads use a
+volume of it under docker and under exec."""
+
+import pytest
+
+from conftest import PARENT, REPO, STACK
+
+PLUGIN = 'zfs-docker'
+JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
+VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-nfs-docker-local-stack.hcl'
+IMAGE = 'democraticcsi/democratic-csi:v1.9.4-local'  # tests/zfsvm/zfsvm.sh's DCSI_IMAGE
+NAMESPACE = 'demo'
+VOLUME = 't-docker'
+GIB = 1024**3
+
+
+@pytest.fixture(scope='module')
+def docker_plugin(stack, vm):
+    """Each plugin job's own variable holds the key the storage host authorised for csi, as the pack's printed
+    steps put it; then the pack, and the plugin healthy on both jobs."""
+    key = open(stack.env['ZFSVM_KEY']).read()
+    for job in JOBS:
+        stored = stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'items': {'ssh_private_key': key}})
+        assert stored['rc'] == 0, stored
+    stack.pack_run(VARS)
+    healthy = stack.module('nomad_csi_plugin_info', {'plugin_id': PLUGIN, 'wait_timeout': 300, 'jobs': list(JOBS)})
+    assert healthy['rc'] == 0 and healthy['healthy'], healthy
+    yield
+    for job in JOBS:
+        stack.nomad('job', 'stop', '-purge', job, check=False)
+        stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'state': 'absent'})
+
+
+def test_the_plugin_runs_its_image_under_docker_privileged_on_the_node(stack, vm, docker_plugin):
+    for job in JOBS:
+        [alloc] = [a for a in stack.get('/v1/job/%s/allocations' % job) if a['ClientStatus'] == 'running']
+        task = stack.get('/v1/allocation/' + alloc['ID'])['Job']['TaskGroups'][0]['Tasks'][0]
+        assert (task['Driver'], task['Config']['image']) == ('docker', IMAGE), task
+        assert task['Config']['privileged'] is True
+    running = vm.sh("docker ps --format '{{.Image}} {{.Names}}'").stdout.splitlines()
+    assert sum(line.startswith(IMAGE + ' plugin-') for line in running) == 2, running
+
+
+def test_a_volume_of_it_is_written_under_docker_read_under_exec_expanded_and_snapshotted(stack, vm, docker_plugin):
+    submitter = stack.secret('demo-submitter')
+    args = {'id': VOLUME, 'namespace': NAMESPACE, 'plugin_id': PLUGIN}
+    made = stack.volume(VOLUME, **args)
+    assert made['rc'] == 0 and made['changed'], made
+    try:
+        job = {'src': str(STACK / 'docker-workload.nomad'), 'variables': {'volume': VOLUME}, 'namespace': NAMESPACE}
+        ran = stack.module('nomad_job', dict(job, wait_timeout=300), extra_env={'NOMAD_TOKEN': submitter})
+        assert ran['rc'] == 0, ran
+        alloc = ran['allocations'][0]['id']
+        written = stack.nomad('alloc', 'logs', alloc, token=submitter, namespace=NAMESPACE).stdout.strip()
+        stack.module('nomad_job', dict(job, state='absent', purge=True), extra_env={'NOMAD_TOKEN': submitter})
+        assert written.startswith('written-under-docker-by-' + alloc)
+        assert stack.workload(VOLUME, 'read', token=submitter, namespace=NAMESPACE) == written
+        # On the dataset itself, as the storage host sees it. (test_tenant_access.py writes and reads a volume of
+        # the raw_exec plugin.)
+        assert vm.sh('cat /%s/%s/proof.txt' % (PARENT, VOLUME)).stdout.strip() == written
+
+        grown = stack.volume(VOLUME, **dict(args, capacity_min='2G', capacity_max='2G'))
+        assert grown['rc'] == 0 and grown['changed'], grown
+        refquota = vm.zfs('get', '-Hp', '-o', 'value', 'refquota', PARENT + '/' + VOLUME).stdout.strip()
+        assert refquota == str(2 * GIB)
+
+        snapshot = {'plugin_id': PLUGIN, 'source_volume_id': VOLUME, 'name': 's1', 'namespace': NAMESPACE}
+        taken = stack.module('nomad_csi_snapshot', snapshot)
+        assert taken['rc'] == 0 and taken['changed'], taken
+        listed = vm.zfs('list', '-H', '-t', 'snapshot', '-o', 'name', PARENT + '/' + VOLUME).stdout.split()
+        assert listed == [PARENT + '/' + VOLUME + '@s1'], listed
+        gone = stack.module('nomad_csi_snapshot', dict(snapshot, state='absent'))
+        assert gone['rc'] == 0 and gone['changed'], gone
+    finally:
+        deleted = stack.volume(VOLUME, **dict(args, state='deleted'))
+    assert deleted['rc'] == 0 and deleted['changed'], deleted
+    assert vm.zfs('list', PARENT + '/' + VOLUME, check=False).returncode != 0
