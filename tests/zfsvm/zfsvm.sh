@@ -32,6 +32,11 @@ NOMAD_PORT=${ZFSVM_NOMAD_PORT:-4646}
 # one each (scripts/checks.sh), since two of two on two cores slowed each other.
 SMP=${ZFSVM_SMP:-2}
 TOOLS_MOUNT=/opt/nzc
+# No "quiet": when a boot stalls, the console log shows where. "norandmaps": qemu 7.2's TCG keys
+# translated code by virtual address, so with address space randomisation every process translated
+# ld.so and libc afresh. "init_on_alloc=0": the emulated CPU zeroed every kernel allocation. Test VM
+# only; docs/testing.md has the figures.
+KERNEL_ARGS="root=/dev/vda rw console=ttyS0 net.ifnames=0 norandmaps init_on_alloc=0"
 PACKAGES=systemd-sysv,udev,openssh-server,python3,kmod,iproute2,ifupdown,isc-dhcp-client,sudo,nfs-kernel-server,procps,nftables
 
 log() { printf '[zfsvm] %s\n' "$*" >&2; }
@@ -138,7 +143,7 @@ layer_build() {
   log "building the container layer (docker.io, the images of $images)"
   qemu-system-x86_64 -accel "tcg,thread=multi" -cpu max -m "$MEM" -smp "$SMP" \
     -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
-    -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 norandmaps init_on_alloc=0" \
+    -append "$KERNEL_ARGS" \
     -drive file="$work/root.qcow2",format=qcow2,if=virtio \
     -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$(cat "$work/port")"-:22 -device virtio-net-pci,netdev=n0 \
     -display none -serial file:"$work/console.log" -daemonize -pidfile "$work/qemu.pid" 9>&-
@@ -244,13 +249,9 @@ boot_once() {
   # status reads it back, so that a caller without ZFSVM_NOMAD_PORT is told the port this boot forwarded.
   echo "$NOMAD_PORT" >"$RUN_DIR/nomad_port"
   if [ "${ZFSVM_KVM:-0}" = 1 ]; then accel=(-accel kvm -cpu "${ZFSVM_KVM_CPU:-host}"); fi
-  # No "quiet": when a boot stalls, the console log shows where. "norandmaps": qemu 7.2's TCG keys
-  # translated code by virtual address, so with address space randomisation every process translated
-  # ld.so and libc afresh. "init_on_alloc=0": the emulated CPU zeroed every kernel allocation. Test VM
-  # only; docs/testing.md has the figures.
   qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
     -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
-    -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 norandmaps init_on_alloc=0" \
+    -append "$KERNEL_ARGS" \
     -drive file="$RUN_DIR/root.qcow2",format=qcow2,if=virtio \
     -drive file="$RUN_DIR/pool.img",format=raw,if=virtio \
     -drive file="$tools",format=raw,if=virtio,readonly=on \
