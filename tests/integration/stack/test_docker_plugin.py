@@ -3,6 +3,8 @@
 the pinned upstream one), beside the stack's raw_exec plugin under its own plugin id. Tenant demo's workloads use a
 volume of it under docker and under exec."""
 
+import re
+
 import pytest
 
 from conftest import PARENT, REPO, STACK
@@ -10,7 +12,8 @@ from conftest import PARENT, REPO, STACK
 PLUGIN = 'zfs-docker'
 JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
 VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-nfs-docker-local-stack.hcl'
-IMAGE = 'democraticcsi/democratic-csi:v1.9.4-local'  # tests/zfsvm/zfsvm.sh's DCSI_IMAGE
+# The image the vars file names, which tests/zfsvm/zfsvm.sh imported (DCSI_IMAGE).
+IMAGE = re.search(r'^image\s*=\s*"([^"]+)"', VARS.read_text(), re.M).group(1)
 NAMESPACE = 'demo'
 VOLUME = 't-docker'
 GIB = 1024**3
