@@ -86,7 +86,7 @@ class Sanity(object):
 
     def leftovers(self):
         """What the node specs left in the plugin's directory: anything but the directories the hooks made."""
-        found = self.vm.sh("find %s/sanity -mindepth 1 ! -type d 2>/dev/null || true" % self.host_csi).stdout.split()
+        found = self.vm.sh('find %s/sanity -mindepth 1 ! -type d 2>/dev/null || true' % self.host_csi).stdout.split()
         mounts = [line for line in self.vm.sh('cat /proc/mounts').stdout.splitlines() if self.host_csi in line]
         self.vm.sh('rm -rf --one-file-system %s/sanity' % self.host_csi)
         return found + mounts
