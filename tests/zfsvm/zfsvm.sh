@@ -118,10 +118,12 @@ SRC
 }
 
 # The container layer: a qcow2 over the base image, made by booting it once, with Debian's docker.io, AppArmor
-# (Debian's kernel has it on, and docker loads its default profile with apparmor_parser), and the images of
+# (Debian's kernel has it on, and docker loads its default profile with apparmor_parser), targetcli-fb (the LIO
+# iSCSI target's tool, for the zfs-generic-iscsi driver's storage host) and dbus (targetcli asks the system bus for
+# tcmu-runner's backstores, and fails without one), and the images of
 # tests/zfsvm/images.sh imported under the names the tests use. Kept apart from the base image, whose DKMS build
 # takes most of twenty minutes; keyed by the base image, this recipe and the images.
-LAYER_PACKAGES="docker.io apparmor"
+LAYER_PACKAGES="docker.io apparmor targetcli-fb dbus"
 DCSI_IMAGE=democraticcsi/democratic-csi:v1.9.4-local
 BUSYBOX_IMAGE=nzc/busybox:local
 

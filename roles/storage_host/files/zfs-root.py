@@ -25,8 +25,9 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #                                          options would be refused, so zfs mount -a and zfs share -a at boot
 #                                          do nothing the checks above would not
 #
-# The parents come from a root-owned file the role writes (parent= and snapshots_parent= lines). Refusals
-# come before any zfs process runs, on stderr and in syslog.
+# The parents come from root-owned files the role writes, one for each service user of the host (parent= and
+# snapshots_parent= lines): for mount, share and unmount the one of the user sudo ran this for, for the guard all
+# of them. Refusals come before any zfs process runs, on stderr and in syslog.
 
 import os
 import re
@@ -36,7 +37,9 @@ import sys
 import syslog
 
 ZFS = '/usr/sbin/zfs'
-CONF = '/etc/nomad-zfs-csi/zfs-wrapper.conf'
+CONF_DIR = '/etc/nomad-zfs-csi/storage'
+# A Debian user name (adduser's default NAME_REGEX, and _ as useradd allows): nothing that climbs out of CONF_DIR.
+USER = re.compile(r'[a-z_][a-z0-9_-]{0,31}')
 COMPONENT = r'[A-Za-z0-9_:][A-Za-z0-9_.:-]*'
 # NFS export options as democratic-csi and operators write them (rw=@10.0.0.0/8,no_root_squash,sec=sys):
 # nothing that could end an entry in the exports file or start another.
@@ -50,17 +53,24 @@ class Refused(Exception):
     """Something root will not do for the service user; the message says what and why."""
 
 
-def read_conf(text):
+def conf_path(user):
+    """The storage settings of the service user sudo ran this for (sudo sets SUDO_USER; the caller cannot)."""
+    if not USER.fullmatch(user or ''):
+        raise Refused('no service user to act for (SUDO_USER=%r): run this through the sudo rule' % (user,))
+    return '%s/%s.conf' % (CONF_DIR, user)
+
+
+def read_conf(text, path):
     """{key: dataset} of the parent= and snapshots_parent= lines."""
     conf = {}
     for line in text.splitlines():
         key, sep, value = line.partition('=')
         if sep and key in ('parent', 'snapshots_parent') and value:
             if not re.fullmatch('%s(/%s)*' % (COMPONENT, COMPONENT), value):
-                raise Refused('%s has a bad %s line: %r; run the storage_host role' % (CONF, key, value))
+                raise Refused('%s has a bad %s line: %r; run the storage_host role' % (path, key, value))
             conf[key] = value
     if 'parent' not in conf:
-        raise Refused('%s has no parent= line; run the storage_host role' % CONF)
+        raise Refused('%s has no parent= line; run the storage_host role' % path)
     return conf
 
 
@@ -140,12 +150,16 @@ def plan(verb, dataset, conf, read, read_sharenfs=None, lstat=os.lstat):
     return [ZFS, verb, dataset]
 
 
-def plan_guard(conf, listing, shared):
-    """The zfs set commands that leave nothing below the parents for zfs mount -a and zfs share -a but what root
-    would mount and share for the service user; listing is `zfs list -H -o name,canmount -r -t filesystem` of the
-    parents, shared {dataset: its own sharenfs} of those that set one."""
+def parents_of(confs):
+    return [conf[key] for conf in confs for key in ('parent', 'snapshots_parent') if key in conf]
+
+
+def plan_guard(confs, listing, shared):
+    """The zfs set commands that leave nothing below the parents of every service user for zfs mount -a and
+    zfs share -a but what root would mount and share for them; listing is `zfs list -H -o name,canmount -r -t
+    filesystem` of the parents, shared {dataset: its own sharenfs} of those that set one."""
     commands = []
-    parents = [conf[key] for key in ('parent', 'snapshots_parent') if key in conf]
+    parents = parents_of(confs)
     for line in listing.splitlines():
         name, canmount = (line.split('\t') + [''])[:2]
         parent = next((p for p in parents if name.startswith(p + '/')), None)
@@ -189,6 +203,11 @@ def read_props(datasets):
     return found
 
 
+def read_file(path):
+    with open(path) as f:
+        return read_conf(f.read(), path)
+
+
 def log(level, message):
     syslog.openlog('nomad-zfs-csi-zfs-root', 0, syslog.LOG_AUTH)
     syslog.syslog(level, message)
@@ -197,17 +216,20 @@ def log(level, message):
 
 def main(argv):
     try:
-        with open(CONF) as f:
-            conf = read_conf(f.read())
         if argv[1:] == ['guard']:
-            parents = [conf[key] for key in ('parent', 'snapshots_parent') if key in conf]
+            names = sorted(name for name in os.listdir(CONF_DIR) if name.endswith('.conf'))
+            confs = [read_file(os.path.join(CONF_DIR, name)) for name in names]
+            parents = parents_of(confs)
+            if not parents:
+                return 0
             listing = _zfs([ZFS, 'list', '-H', '-r', '-t', 'filesystem', '-o', 'name,canmount'] + parents)
-            for command in plan_guard(conf, listing, read_shared(parents)):
+            for command in plan_guard(confs, listing, read_shared(parents)):
                 _zfs(command)
                 log(syslog.LOG_NOTICE, 'guard: ' + ' '.join(command[1:]))
             return 0
         if len(argv) != 3 or argv[1] not in ('mount', 'share', 'unmount'):
             raise Refused('usage: zfs-root mount|share|unmount DATASET, or zfs-root guard')
+        conf = read_file(conf_path(os.environ.get('SUDO_USER')))
         command = plan(argv[1], argv[2], conf, read_props, read_sharenfs)
     except (OSError, Refused) as e:
         log(syslog.LOG_WARNING, 'refused %s: %s' % (' '.join(argv[1:]), e))

@@ -11,12 +11,13 @@
 # caller's rights and grants nothing the caller could not do by hand; it exists
 # because democratic-csi's sudo is all or nothing.
 #
-# The parent and the helper come from a root-owned file the role writes:
+# The parent and the helper come from the root-owned file the role writes for
+# the service user (one for each on a host that serves several plugins):
 #   parent=tank/nomad/csi
 #   root_helper=/usr/local/libexec/nomad-zfs-csi/zfs-root
 set -u
 zfs=/usr/sbin/zfs
-conf=/etc/nomad-zfs-csi/zfs-wrapper.conf
+conf=/etc/nomad-zfs-csi/storage/$(id -un).conf
 parent='' helper=''
 while IFS= read -r line; do
   case $line in

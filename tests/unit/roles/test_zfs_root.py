@@ -14,7 +14,9 @@ SPEC = importlib.util.spec_from_file_location('zfs_root', str(HELPER))
 helper = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(helper)
 
-CONF = helper.read_conf('parent=tank/nomad/csi\nsnapshots_parent=tank/nomad/csi-snapshots\nroot_helper=/x\n')
+CONF = helper.read_conf(
+    'parent=tank/nomad/csi\nsnapshots_parent=tank/nomad/csi-snapshots\nroot_helper=/x\n', 'csi.conf'
+)
 PARENT = 'tank/nomad/csi'
 ROOT_DIR = os.stat_result((stat.S_IFDIR | 0o755, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
@@ -132,7 +134,7 @@ def test_the_guard_leaves_volumes_and_makes_deeper_datasets_unmountable():
         ]
     )
     shared = {'tank/nomad/csi/v': 'rw=@10.0.0.0/8', 'tank/nomad/csi/w': 'rw=@10.0.0.0/8\n/ *(rw)'}
-    assert helper.plan_guard(CONF, listing, shared) == [
+    assert helper.plan_guard([CONF], listing, shared) == [
         [helper.ZFS, 'set', 'canmount=noauto', 'tank/nomad/csi/v/x'],
         [helper.ZFS, 'set', 'canmount=noauto', 'tank/nomad/csi-snapshots/v/snap'],
         [helper.ZFS, 'set', 'sharenfs=off', 'tank/nomad/csi/w'],
@@ -142,4 +144,22 @@ def test_the_guard_leaves_volumes_and_makes_deeper_datasets_unmountable():
 @pytest.mark.parametrize('text', ['', 'parent=\n', 'parent=tank/../etc\n', 'parent=tank\nsnapshots_parent=/x\n'])
 def test_a_missing_or_bad_conf_names_the_role(text):
     with pytest.raises(helper.Refused, match='storage_host role'):
-        helper.read_conf(text)
+        helper.read_conf(text, 'csi.conf')
+
+
+def test_the_guard_covers_the_parents_of_every_service_user():
+    iscsi = helper.read_conf('parent=tank/nomad/iscsi\nsnapshots_parent=tank/nomad/iscsi-snapshots\n', 'csi-iscsi.conf')
+    listing = 'tank/nomad/csi/v/x\ton\ntank/nomad/iscsi/v/x\ton\ntank/nomad/iscsi-snapshots/v/x\ton\n'
+    assert helper.plan_guard([CONF, iscsi], listing, {}) == [
+        [helper.ZFS, 'set', 'canmount=noauto', name] for name in listing.replace('\ton', '').split()
+    ]
+
+
+@pytest.mark.parametrize('user', [None, '', 'root/../csi', '../csi', 'csi.conf', 'Csi', 'c' * 33])
+def test_only_a_user_name_sudo_gave_picks_the_settings(user):
+    with pytest.raises(helper.Refused, match='through the sudo rule'):
+        helper.conf_path(user)
+
+
+def test_each_service_user_has_its_own_settings():
+    assert helper.conf_path('csi-iscsi') == '/etc/nomad-zfs-csi/storage/csi-iscsi.conf'

@@ -228,11 +228,12 @@ def test_wrapper_is_root_owned(host):
     assert wrapper.user == 'root' and wrapper.group == 'root' and wrapper.mode == 0o755
 
 
-def test_wrapper_reads_the_parent_from_a_root_owned_file(host, csi):
-    conf = host.file('/etc/nomad-zfs-csi/zfs-wrapper.conf')
+def test_wrapper_reads_the_parent_from_the_service_users_root_owned_file(host, csi):
+    conf = host.file('/etc/nomad-zfs-csi/storage/csi.conf')
     assert conf.user == 'root' and conf.mode == 0o644
     assert conf.content_string == 'parent=%s\nsnapshots_parent=%s\nroot_helper=%s\n' % (PARENT, SNAPSHOTS, ROOT_HELPER)
-    assert csi.run('test -w /etc/nomad-zfs-csi/zfs-wrapper.conf').rc != 0
+    assert csi.run('test -w /etc/nomad-zfs-csi/storage/csi.conf || test -w /etc/nomad-zfs-csi/storage').rc != 0
+    assert not host.file('/etc/nomad-zfs-csi/zfs-wrapper.conf').exists
 
 
 def test_wrapper_runs_a_democratic_csi_volume_lifecycle_as_the_service_user(host, csi):

@@ -1,0 +1,181 @@
+"""The storage host for the zfs-generic-iscsi driver, as a second plugin's storage beside the stack's NFS one: the
+storage_host role for service user csi-iscsi and parent tank/nomad/iscsi, then democratic-csi's own targetcli
+scripts over SSH as that user, and forged ones. Root's targetcli exports any block device of the host to anyone, so
+the user reaches it only through the role's confined targetcli (files/targetcli-root.py)."""
+
+import re
+import shlex
+
+import pytest
+
+from conftest import STACK
+
+USER = 'csi-iscsi'
+PARENT = 'tank/nomad/iscsi'
+BASENAME = 'iqn.2003-01.org.linux-iscsi.storage:nomad'
+VOLUME, NAME = 'Pg-1', 'pg-1'
+IQN = BASENAME + ':' + NAME
+SECRET = 'chap-S3cret.4242'
+STORAGE = {
+    'nomad_zfs_csi_storage': {
+        'driver': 'zfs-generic-iscsi',
+        'parent': PARENT,
+        'snapshots_parent': PARENT + '-snapshots',
+        'zfs_cli_path': '',
+        'iscsi_basename': BASENAME,
+    },
+    'storage_host_user': USER,
+    'storage_host_keep_users': [],
+}
+CONFIGFS = '/sys/kernel/config/target'
+# The stack's own storage instance's settings (the zfs-generic-nfs plugin's, user csi).
+NFS_CONF = '/etc/nomad-zfs-csi/storage/csi.conf'
+# democratic-csi v1.9.4's createShare and deleteShare scripts (controller-zfs-generic), with the tpg attributes
+# and CHAP a production configuration sets, as targetCliCommand sends them.
+CREATE = """# create target
+cd /iscsi
+create {iqn}
+
+# setup tpg
+cd /iscsi/{iqn}/tpg1
+
+set attribute authentication=1
+set attribute generate_node_acls=1
+set attribute cache_dynamic_acls=1
+set attribute demo_mode_write_protect=0
+set auth userid=nomad
+set auth password={secret}
+
+
+# create extent
+cd /backstores/block
+create {name} /dev/zvol/{parent}/{volume}
+cd /backstores/block/{name}
+
+
+# add extent to target/tpg
+cd /iscsi/{iqn}/tpg1/luns
+create /backstores/block/{name}"""
+DELETE = """# delete target
+cd /iscsi
+delete {iqn}
+
+# delete extent
+cd /backstores/block
+delete {name}"""
+
+
+def script(template, **names):
+    return template.format(**dict(dict(iqn=IQN, name=NAME, parent=PARENT, volume=VOLUME, secret=SECRET), **names))
+
+
+def democratic_csi(vm, text):
+    """What democratic-csi's targetCliCommand runs over SSH as the service user (sudoEnabled), the script in double
+    quotes inside sh -c's single ones."""
+    return vm.sh('sh -c \'echo "%s" | sudo targetcli\'' % text, user=USER, check=False)
+
+
+def targets(vm):
+    """The kernel's iSCSI targets and block backstores, as configfs holds them."""
+    return vm.sh(
+        'cd %s 2>/dev/null && ls -d iscsi/iqn.* core/iblock_*/*/ 2>/dev/null | sort; '
+        'cat core/iblock_*/*/udev_path 2>/dev/null || true' % CONFIGFS
+    ).stdout
+
+
+@pytest.fixture(scope='module')
+def iscsi_host(stack, vm):
+    """The role in check mode changes nothing; then it prepares the host, and a second run changes nothing."""
+    checked = stack.playbook(STACK / 'storage_host_only.yml', '--check', '--diff', extra=STORAGE)
+    assert checked.returncode == 0, checked.stdout[-3000:]
+    assert vm.sh('id %s' % USER, check=False).returncode != 0
+    assert vm.zfs('list', PARENT, check=False).returncode != 0
+    nfs_storage = vm.sh('cat %s' % NFS_CONF).stdout
+    try:
+        for _run in range(2):
+            ran = stack.playbook(STACK / 'storage_host_only.yml', extra=STORAGE)
+            assert ran.returncode == 0, ran.stdout[-3000:]
+        assert re.search(r'zfsvm +: ok=\d+ +changed=0 +unreachable=0 +failed=0', ran.stdout), ran.stdout[-3000:]
+        # Each instance has its settings: the NFS one's are as they were, and the boot guard reads both.
+        assert vm.sh('cat %s' % NFS_CONF).stdout == nfs_storage
+        guard = vm.sh('systemctl restart nomad-zfs-csi-mount-guard && systemctl is-active nomad-zfs-csi-mount-guard')
+        assert guard.stdout.strip() == 'active'
+        made = vm.sh('zfs create -V 64M %s/%s' % (PARENT, VOLUME), user=USER, check=False)
+        assert made.returncode == 0, made.stderr
+        vm.sh('udevadm settle')
+        yield
+    finally:
+        # The stack's NFS storage keeps running; what this instance made goes.
+        vm.sh('targetcli clearconfig confirm=True >/dev/null; targetcli saveconfig >/dev/null', check=False)
+        vm.zfs('destroy', '-r', PARENT, check=False)
+        vm.zfs('destroy', '-r', PARENT + '-snapshots', check=False)
+        vm.sh(
+            'pkill -KILL -u {0}; sleep 1; userdel -r {0}; '
+            'rm -f /etc/sudoers.d/nomad-zfs-csi-{0} /etc/nomad-zfs-csi/storage/{0}.conf; '
+            'rm -rf /usr/local/libexec/nomad-zfs-csi/sudo-bin'.format(USER),
+            check=False,
+        )
+
+
+def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm, iscsi_host):
+    made = democratic_csi(vm, script(CREATE))
+    assert made.returncode == 0, made.stdout + made.stderr
+    try:
+        tpg = '%s/iscsi/%s/tpgt_1' % (CONFIGFS, IQN)
+        assert vm.sh('cat %s/attrib/authentication %s/auth/userid' % (tpg, tpg)).stdout.split() == ['1', 'nomad']
+        assert targets(vm).split() == [
+            'core/iblock_0/%s/' % NAME,
+            'iscsi/' + IQN,
+            '/dev/zvol/%s/%s' % (PARENT, VOLUME),
+        ]
+        # Saved for the restore at boot (rtslib-fb-targetctl), which the role enabled.
+        assert IQN in vm.sh('cat /etc/rtslib-fb-target/saveconfig.json').stdout
+        assert vm.sh('systemctl is-enabled rtslib-fb-targetctl').stdout.strip() == 'enabled'
+    finally:
+        gone = democratic_csi(vm, script(DELETE))
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert targets(vm) == ''
+    # The script reached root's targetcli on stdin: no CHAP secret in sudo's log, or anywhere in the journal.
+    assert SECRET not in vm.sh('journalctl --since -10min -o cat').stdout
+
+
+def test_forged_targetcli_scripts_are_refused_and_nothing_changes(vm, iscsi_host):
+    """What the user might send instead: another device, another dataset, an operator's backstore of the same
+    name, targetcli itself, arguments."""
+    vm.zfs('create', '-V', '16M', 'tank/ops-disk')
+    try:
+        # The operator's own export, named as a volume of the user's would be.
+        vm.sh('targetcli /backstores/block create ops /dev/zvol/tank/ops-disk >/dev/null')
+        vm.sh('targetcli /iscsi create %s:ops >/dev/null' % BASENAME)
+        vm.sh('targetcli /iscsi/%s:ops/tpg1/luns create /backstores/block/ops >/dev/null' % BASENAME)
+        before = targets(vm)
+        forged = {
+            'the host disk': script(CREATE.replace('/dev/zvol/{parent}/{volume}', '/dev/vda')),
+            'a zvol outside the parent': script(CREATE, name='ops-disk', parent='tank', volume='ops-disk'),
+            "the operator's target and backstore": script(DELETE, iqn=BASENAME + ':ops', name='ops'),
+            'a second command on a line': 'cd /iscsi\ncreate %s; saveconfig /tmp/x' % IQN,
+            'the root of the tree': 'cd /\nclearconfig confirm=True',
+        }
+        for what, text in forged.items():
+            refused = democratic_csi(vm, text)
+            assert refused.returncode != 0, what
+            assert 'nomad-zfs-csi: ' in refused.stderr, (what, refused.stderr)
+        for command in ('sudo -n /usr/bin/targetcli ls', 'sudo -n targetcli clearconfig confirm=True'):
+            assert vm.sh(command, user=USER, check=False).returncode != 0, command
+        assert targets(vm) == before
+        refusals = vm.sh('journalctl -t nomad-zfs-csi-targetcli -o cat --since -10min').stdout
+        assert 'refused a targetcli script of %s' % USER in refusals
+        assert SECRET not in vm.sh('journalctl --since -10min -o cat').stdout
+    finally:
+        vm.sh(
+            'targetcli /iscsi delete %s:ops >/dev/null; targetcli /backstores/block delete ops >/dev/null' % BASENAME,
+            check=False,
+        )
+        vm.zfs('destroy', 'tank/ops-disk', check=False)
+
+
+def test_the_user_cannot_point_its_zvol_path_elsewhere(vm, iscsi_host):
+    """/dev/zvol/<parent>/<volume> is udev's link to the zvol's device; the user can rename its zvols but not
+    write /dev, so a renamed zvol is simply not there."""
+    assert vm.sh('ln -s /dev/vda /dev/zvol/%s/x' % PARENT, user=USER, check=False).returncode != 0
+    assert vm.sh('test -w /dev/zvol/%s' % shlex.quote(PARENT), user=USER, check=False).returncode != 0
