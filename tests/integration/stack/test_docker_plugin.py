@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import PARENT, REPO, STACK
-from csi_sanity import LAST, PARTS, Sanity, specs_to_run, storage_state, summary
+from csi_sanity import LAST, PARTS, Sanity, running_alloc, specs_to_run, storage_state, summary
 from zfsvm_client import STOP_BACKUPS
 
 PLUGIN = 'zfs-docker'
@@ -40,8 +40,7 @@ def docker_plugin(stack, vm):
 
 def test_the_plugin_runs_its_image_under_docker_privileged_on_the_node(stack, vm, docker_plugin):
     for job in JOBS:
-        [alloc] = [a for a in stack.get('/v1/job/%s/allocations' % job) if a['ClientStatus'] == 'running']
-        task = stack.get('/v1/allocation/' + alloc['ID'])['Job']['TaskGroups'][0]['Tasks'][0]
+        task = stack.get('/v1/allocation/' + running_alloc(stack, job))['Job']['TaskGroups'][0]['Tasks'][0]
         assert (task['Driver'], task['Config']['image']) == ('docker', IMAGE), task
         assert task['Config']['privileged'] is True
     running = vm.sh("docker ps --format '{{.Image}} {{.Names}}'").stdout.splitlines()
