@@ -101,7 +101,7 @@ variable "ssh_username" {
 }
 
 variable "secrets_variable_path" {
-  description = "Nomad Variable holding ssh_private_key, read by the jobs' template block and never rendered into job text. Empty: each job reads its own nomad/jobs/<job>, which its workload identity may read when ACLs are on; a shared path needs a workload ACL policy per job."
+  description = "Nomad Variable holding ssh_private_key (and the controller's iscsi_chap_userid and iscsi_chap_password with iscsi_chap), read by the jobs' template block and never rendered into job text. Empty: each job reads its own nomad/jobs/<job>, which its workload identity may read when ACLs are on; a shared path needs a workload ACL policy per job."
   type        = string
   default     = ""
 }
@@ -125,7 +125,7 @@ variable "nfs_share_options" {
 }
 
 variable "iscsi_target_portal" {
-  description = "iSCSI portal host:port (zfs-generic-iscsi)."
+  description = "iSCSI portal host:port that the nodes log in to (zfs-generic-iscsi; required there)."
   type        = string
   default     = ""
 }
@@ -134,6 +134,18 @@ variable "iscsi_base_name" {
   description = "iSCSI IQN base name (zfs-generic-iscsi)."
   type        = string
   default     = "iqn.2003-01.org.linux-iscsi.storage:nomad"
+}
+
+variable "iscsi_chap" {
+  description = "Require CHAP on every volume's target (zfs-generic-iscsi): tpg authentication=1 with the items iscsi_chap_userid and iscsi_chap_password of the controller's secrets variable; the nodes log in with the same pair from their /etc/iscsi/iscsid.conf (node.session.auth.*). Without it any initiator that reaches the portal logs in to every volume."
+  type        = bool
+  default     = true
+}
+
+variable "iscsi_targetcli_sudo" {
+  description = "Run targetcli on the storage host through sudo (zfs-generic-iscsi; shareStrategyTargetCli.sudoEnabled): the storage_host role's rule gives the service user a confined targetcli, never root's."
+  type        = bool
+  default     = true
 }
 
 variable "image" {

@@ -7,6 +7,15 @@ import pytest
 
 from zfsvm_client import ZFS_WRAPPER, ZFSVM, Vm, ansible_env, run_module_on
 
+# Whether the teardown under way is the session's last: nothing runs on the VM after it.
+_LAST_TEARDOWN = [False]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    _LAST_TEARDOWN[0] = nextitem is None
+    yield
+
 
 @pytest.fixture(scope='session')
 def vm(tmp_path_factory):
@@ -18,9 +27,13 @@ def vm(tmp_path_factory):
         pytest.fail('ZFS VM did not start:\n%s' % started.stderr)
     facts = dict(line.split('=', 1) for line in started.stdout.split() if '=' in line)
     machine = Vm(facts, tmp_path_factory.mktemp('zfsvm'))
+    discarded = not already and not os.environ.get('ZFSVM_KEEP')
+    # A VM this session booted and stops is thrown away (each start boots a fresh copy-on-write disk): the last
+    # teardowns need not put back what later tests expect. Saved about 90 s at the end of the second VM's lane.
+    machine.ending = lambda: discarded and _LAST_TEARDOWN[0]
     machine.sh("cat > /usr/local/sbin/zfs <<'EOF'\n%sEOF\nchmod 755 /usr/local/sbin/zfs" % ZFS_WRAPPER)
     yield machine
-    if not already and not os.environ.get('ZFSVM_KEEP'):
+    if discarded:
         subprocess.run(['bash', str(ZFSVM), 'stop'], check=False)
 
 

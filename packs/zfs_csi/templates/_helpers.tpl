@@ -36,6 +36,9 @@
 [[- fail "variable nfs_share_options must not hold rw or ro (OpenZFS gives a bare one to every host); list the clients in nfs_clients" -]]
 [[- end -]]
 [[- end -]]
+[[- if and (eq (var "driver" .) "zfs-generic-iscsi") (not (var "iscsi_target_portal" .)) -]]
+[[- fail "variable iscsi_target_portal is required for driver zfs-generic-iscsi; set the storage host's portal the nodes log in to, e.g. storage1.example.internal:3260" -]]
+[[- end -]]
 [[- if and (hasPrefix "zfs-generic-" (var "driver" .)) (not (var "ssh_host" .)) -]]
 [[- fail (printf "variable ssh_host is required for driver %s; set it to the storage host the controller reaches over SSH" (var "driver" .)) -]]
 [[- end -]]
@@ -68,6 +71,11 @@
 [[- end ]]
 [[- end -]]
 
+[[- /* The Nomad Variable a job's template reads its secrets from. */ -]]
+[[- define "secrets_path" -]]
+[[- coalesce (var "secrets_variable_path" .ctx) (printf "nomad/jobs/%s" .job) -]]
+[[- end -]]
+
 [[- /* democratic-csi's driver config; secrets come from a Nomad Variable at run time: by default the job's
 own nomad/jobs/<job>, which its workload identity may read with ACLs on and no further policy. */ -]]
 [[- define "driver_config" -]]
@@ -89,7 +97,7 @@ sshConnection:
   privateKey: |
 [[- /* trimSpace: a key stored from its file (with the newline) or by site.yml (without) renders the same, so
        storing the same key again does not restart the plugin. */]]
-{{ with nomadVar "[[ coalesce (var "secrets_variable_path" $ctx) (printf "nomad/jobs/%s" .job) ]]" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
+{{ with nomadVar "[[ template "secrets_path" . ]]" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 [[- end ]]
 zfs:
   cli:
@@ -130,7 +138,23 @@ nfs:
 iscsi:
   shareStrategy: targetCli
   shareStrategyTargetCli:
+    sudoEnabled: [[ var "iscsi_targetcli_sudo" $ctx ]]
     basename: [[ var "iscsi_base_name" $ctx | quote ]]
+    tpg:
+      # Each target's own LUN for any initiator that logs in: with CHAP, only one that knows the pair.
+      attributes:
+        authentication: [[ ternary 1 0 (var "iscsi_chap" $ctx) ]]
+        generate_node_acls: 1
+        cache_dynamic_acls: 1
+        demo_mode_write_protect: 0
+[[- /* The controller alone sets the target's CHAP pair; the nodes have it in their iscsid.conf. */ -]]
+[[- if and (var "iscsi_chap" $ctx) (eq .mode "controller") ]]
+      auth:
+{{- with nomadVar "[[ template "secrets_path" . ]]" }}
+        userid: {{ .iscsi_chap_userid.Value | toJSON }}
+        password: {{ .iscsi_chap_password.Value | toJSON }}
+{{- end }}
+[[- end ]]
   targetPortal: [[ var "iscsi_target_portal" $ctx | quote ]]
 [[- end ]]
 [[- end -]]
@@ -182,7 +206,9 @@ rw=[[ join ":" $clients ]][[ with var "nfs_share_options" . ]],[[ . ]][[ end ]]
           readonly = true
         }
 [[- end ]]
-[[- if and (ne .mode "controller") (hasPrefix "zfs-local-" (var "driver" $ctx)) ]]
+[[- if and (ne .mode "controller") (or (hasPrefix "zfs-local-" (var "driver" $ctx)) (eq (var "driver" $ctx) "zfs-generic-iscsi")) ]]
+        # The host's tools (zfs, iscsiadm) run by chroot /host, democratic-csi's docker/ wrappers. (Nomad itself
+        # mounts the host's /dev into a node plugin, where a LUN logged in to later shows.)
         mount {
           type   = "bind"
           source = "/"
@@ -192,6 +218,7 @@ rw=[[ join ":" $clients ]][[ with var "nfs_share_options" . ]],[[ . ]][[ end ]]
           }
         }
 [[- end ]]
+
 [[- else ]]
         # democratic-csi from source; without a mount namespace the socket is the host path Nomad gives.
         command = [[ var "node_path" $ctx | quote ]]
@@ -214,7 +241,7 @@ rw=[[ join ":" $clients ]][[ with var "nfs_share_options" . ]],[[ . ]][[ end ]]
         perms       = "0400"
         change_mode = "restart"
         data        = <<EOH
-[[ template "driver_config" (dict "ctx" $ctx "job" .job) ]]
+[[ template "driver_config" (dict "ctx" $ctx "job" .job "mode" .mode) ]]
 EOH
       }
 

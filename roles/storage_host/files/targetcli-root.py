@@ -271,6 +271,15 @@ def _listdir(path):
         return []
 
 
+# targetcli echoes each value it sets, the CHAP secrets too, after its prompt; democratic-csi logs what it answers.
+SECRET_ECHO = re.compile(r"(Parameter (?:mutual_)?password is now ')[^\n]*('\.)$", re.M)
+
+
+def redact(output):
+    """targetcli's output without the CHAP secrets it echoes."""
+    return SECRET_ECHO.sub(r'\1<redacted>\2', output)
+
+
 def log(level, message):
     syslog.openlog('nomad-zfs-csi-targetcli', 0, syslog.LOG_AUTH)
     syslog.syslog(level, message)
@@ -290,7 +299,11 @@ def main(argv):
         log(syslog.LOG_WARNING, 'refused a targetcli script of %s: %s' % (user, e))
         return 1
     env = {'PATH': '/usr/sbin:/usr/bin:/sbin:/bin', 'HOME': '/root', 'LANG': 'C.UTF-8', 'TERM': 'dumb'}
-    return subprocess.run([TARGETCLI], input=script, universal_newlines=True, env=env, check=False).returncode
+    ran = subprocess.run(
+        [TARGETCLI], input=script, stdout=subprocess.PIPE, universal_newlines=True, env=env, check=False
+    )
+    sys.stdout.write(redact(ran.stdout))
+    return ran.returncode
 
 
 if __name__ == '__main__':

@@ -34,14 +34,18 @@ umount /mnt/it-replica; zpool destroy standby; rm -f /var/tmp/standby.img
 """.format(key=KEY, user=USER)
 
 
-@pytest.fixture
-def standby_pool(vm):
+def empty_pool(vm):
     """An empty pool `standby`; afterwards no pool, no timer, no key and no policy, so that nothing runs during
     later tests."""
     vm.sh(CLEAN, check=False)
     vm.sh('truncate -s 512M /var/tmp/standby.img && zpool create standby /var/tmp/standby.img')
     yield 'standby'
     vm.sh(CLEAN, check=False)
+
+
+standby_pool = pytest.fixture(empty_pool, name='standby_pool')
+# One pool for every refused pull: each refusal changes nothing, which each case checks.
+refusing_standby_pool = pytest.fixture(empty_pool, name='refusing_standby_pool', scope='module')
 
 
 @pytest.fixture
@@ -281,7 +285,7 @@ def test_a_pull_may_land_under_a_replica_parent_of_its_own(vm, primary, play):
     ],
     ids=['no-replica-parent', 'parent-with-newline', 'target-outside', 'target-outside-its-own', 'bad-replica-parent'],
 )
-def test_a_bad_pull_is_refused_before_any_change(vm, standby_pool, play, change, message):
+def test_a_bad_pull_is_refused_before_any_change(vm, refusing_standby_pool, play, change, message):
     pull_change = {k: v for k, v in change.items() if not k.startswith('zfs_')}
     variables = dict(
         standby_vars(vm, vm.pool + '/it-src', **pull_change),

@@ -221,7 +221,8 @@ def stack(vm):
         assert site.returncode == 0, site.stdout[-5000:] + site.stderr[-2000:]
         yield stack
     finally:
-        subprocess.run(['bash', str(NOMAD_DEV), 'stop'], capture_output=True, check=False)
+        if not vm.ending():
+            subprocess.run(['bash', str(NOMAD_DEV), 'stop'], capture_output=True, check=False)
         # With no __init__.py this ends with the session: before Molecule's scenarios, which create and destroy
         # datasets under tank/nomad/csi without -r. The zfs tests stop the timers themselves (their conftest).
         vm.sh(STOP_BACKUPS, check=False)

@@ -42,13 +42,16 @@ client {
   options = {
     "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
   }
-  # The stack agent's small exec chroot (scripts/nomad-dev.sh says why).
+  # The stack agent's stats interval and small exec chroot (scripts/nomad-dev.sh says why).
   chroot_env = {
     "/bin"                  = "/bin"
     "/lib64"                = "/lib64"
     "/lib/x86_64-linux-gnu" = "/lib/x86_64-linux-gnu"
     "/etc"                  = "/etc"
   }
+}
+telemetry {
+  collection_interval = "30s"
 }
 """ % (NAME, DATA_DIR, PLUGIN_DIR)
 

@@ -1,14 +1,17 @@
-"""The storage host for the zfs-generic-iscsi driver, as a second plugin's storage beside the stack's NFS one: the
-storage_host role for service user csi-iscsi and parent tank/nomad/iscsi, then democratic-csi's own targetcli
-scripts over SSH as that user, and forged ones. Root's targetcli exports any block device of the host to anyone, so
-the user reaches it only through the role's confined targetcli (files/targetcli-root.py)."""
+"""The zfs-generic-iscsi driver, as a second plugin beside the stack's NFS one: the storage_host role for service
+user csi-iscsi and parent tank/nomad/iscsi, democratic-csi's own targetcli scripts over SSH as that user, and forged
+ones. Root's targetcli exports any block device of the host to anyone, so the user reaches it only through the role's
+confined targetcli (files/targetcli-root.py). Then the pack's plugin under docker, end to end: a volume is a zvol
+behind CHAP that the node logs in to, formats and mounts for a workload."""
 
 import re
 import shlex
 
 import pytest
 
-from conftest import STACK
+from conftest import REPO, STACK
+from csi_sanity import running_alloc
+from zfsvm_client import wait_until
 
 USER = 'csi-iscsi'
 PARENT = 'tank/nomad/iscsi'
@@ -28,6 +31,18 @@ STORAGE = {
     'storage_host_keep_users': [],
 }
 CONFIGFS = '/sys/kernel/config/target'
+PLUGIN = 'zfs-iscsi'
+JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
+VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-iscsi-docker-local-stack.hcl'
+# The node's half of CHAP, as the operator sets it on each node: the defaults of every node record that iscsiadm makes.
+# (democratic-csi v1.9.4 prints each iscsiadm command it runs, so a pair in a volume's secrets
+# (node-db.node.session.auth.*) would be in the node plugin's log at every stage.)
+ISCSID_CONF = '/etc/iscsi/iscsid.conf'
+NODE_CHAP = (
+    'node.session.auth.authmethod = CHAP\nnode.session.auth.username = nomad\nnode.session.auth.password = %s\n'
+    % SECRET
+)
+MIB = 1024**2
 # The stack's own storage instance's settings (the zfs-generic-nfs plugin's, user csi).
 NFS_CONF = '/etc/nomad-zfs-csi/storage/csi.conf'
 # democratic-csi v1.9.4's createShare and deleteShare scripts (controller-zfs-generic), with the tpg attributes
@@ -120,6 +135,8 @@ def iscsi_host(stack, vm):
 def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm, iscsi_host):
     made = democratic_csi(vm, script(CREATE))
     assert made.returncode == 0, made.stdout + made.stderr
+    # targetcli echoes the secret it set ("Parameter password is now '...'."), and democratic-csi logs this answer.
+    assert "Parameter password is now '<redacted>'." in made.stdout and SECRET not in made.stdout
     try:
         tpg = '%s/iscsi/%s/tpgt_1' % (CONFIGFS, IQN)
         assert vm.sh('cat %s/attrib/authentication %s/auth/userid' % (tpg, tpg)).stdout.split() == ['1', 'nomad']
@@ -179,3 +196,58 @@ def test_the_user_cannot_point_its_zvol_path_elsewhere(vm, iscsi_host):
     write /dev, so a renamed zvol is simply not there."""
     assert vm.sh('ln -s /dev/vda /dev/zvol/%s/x' % PARENT, user=USER, check=False).returncode != 0
     assert vm.sh('test -w /dev/zvol/%s' % shlex.quote(PARENT), user=USER, check=False).returncode != 0
+
+
+def sessions(vm):
+    """The node's iSCSI sessions (iscsiadm exits 21 when there are none)."""
+    return vm.sh('iscsiadm -m session 2>/dev/null || true').stdout.strip()
+
+
+def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_grow(stack, vm, iscsi_host):
+    """The pack under docker with the CHAP pair in the controller's variable: a volume is a zvol of the parent and a
+    target that asks for CHAP; a workload's node logs in with the pair of its iscsid.conf, formats and mounts it, and
+    logs out after; grown while unused, the next allocation reads the file on the larger filesystem; deleted, the target
+    and the zvol go. The secret is in no log."""
+    key = open(stack.env['ZFSVM_KEY']).read()
+    chap = {'iscsi_chap_userid': 'nomad', 'iscsi_chap_password': SECRET}
+    for job, items in ((JOBS[0], dict(chap, ssh_private_key=key)), (JOBS[1], {'ssh_private_key': key})):
+        stored = stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'items': items})
+        assert stored['rc'] == 0, stored
+    args = {'plugin_id': PLUGIN, 'capacity_min': '256M', 'capacity_max': '256M'}
+    vm.sh('cp -p %s %s.orig && cat >> %s <<"EOF"\n%sEOF' % (ISCSID_CONF, ISCSID_CONF, ISCSID_CONF, NODE_CHAP))
+    volume, zvol = 't-iscsi', PARENT + '/t-iscsi'
+    try:
+        stack.pack_run(VARS)
+        healthy = stack.module('nomad_csi_plugin_info', {'plugin_id': PLUGIN, 'wait_timeout': 300, 'jobs': list(JOBS)})
+        assert healthy['rc'] == 0 and healthy['healthy'], healthy
+        made = stack.volume(volume, **args)
+        assert made['rc'] == 0 and made['changed'], made
+        assert vm.zfs('get', '-Hp', '-o', 'value', 'type,volsize', zvol).stdout.split() == ['volume', str(256 * MIB)]
+        tpg = '%s/iscsi/%s:%s/tpgt_1' % (CONFIGFS, BASENAME, volume)
+        assert vm.sh('cat %s/attrib/authentication %s/auth/userid' % (tpg, tpg)).stdout.split() == ['1', 'nomad']
+
+        written = stack.workload(volume, 'write')
+        assert written.startswith('written-by-'), written
+        wait_until(lambda: sessions(vm) == '', timeout=120, why='the node logged out after the allocation')
+
+        grown = stack.volume(volume, **dict(args, capacity_min='512M', capacity_max='512M'))
+        assert grown['rc'] == 0 and grown['changed'], grown
+        assert vm.zfs('get', '-Hp', '-o', 'value', 'volsize', zvol).stdout.strip() == str(512 * MIB)
+        assert stack.workload(volume, 'read') == written
+        # ext4 on the grown LUN, less its own metadata: grown at the stage.
+        assert 400 * MIB < int(stack.workload(volume, 'size')) <= 512 * MIB
+
+        logs = [vm.sh('journalctl --since -15min -o cat').stdout] + [
+            stack.nomad('alloc', 'logs', '-stderr', alloc).stdout + stack.nomad('alloc', 'logs', alloc).stdout
+            for alloc in (running_alloc(stack, job) for job in JOBS)
+        ]
+        assert not [log for log in logs if SECRET in log]
+    finally:
+        deleted = stack.volume(volume, **dict(args, state='deleted'))
+        for job in JOBS:
+            stack.nomad('job', 'stop', '-purge', job, check=False)
+            stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'state': 'absent'})
+        vm.sh('mv %s.orig %s' % (ISCSID_CONF, ISCSID_CONF))
+    assert deleted['rc'] == 0 and deleted['changed'], deleted
+    assert vm.zfs('list', zvol, check=False).returncode != 0
+    assert targets(vm) == '' and sessions(vm) == ''

@@ -189,3 +189,19 @@ def test_the_kernels_configuration_is_read_from_configfs(tmp_path):
     (tmp_path / 'iscsi' / 'discovery_auth').mkdir()
     assert helper.read_live(str(tmp_path)) == {'blocks': {'pg-1': OURS}, 'targets': {BASENAME + ':pg-1': ['pg-1']}}
     assert helper.read_live(str(tmp_path / 'absent')) == NOTHING
+
+
+def test_targetclis_echo_of_a_chap_secret_is_redacted():
+    # What targetcli 2.1.53 printed in the VM for set auth lines on its stdin, after its prompt.
+    echoed = (
+        "/iscsi/iqn.20...ample:zz/tpg1> Parameter userid is now 'u'.\n"
+        "/iscsi/iqn.20...ample:zz/tpg1> Parameter password is now 'abc'.\n"
+        "/iscsi/iqn.20...ample:zz/tpg1> Parameter mutual_password is now 'd:e/f'.\n"
+        '/iscsi/iqn.20...ample:zz/tpg1> exit\n'
+    )
+    assert helper.redact(echoed) == (
+        "/iscsi/iqn.20...ample:zz/tpg1> Parameter userid is now 'u'.\n"
+        "/iscsi/iqn.20...ample:zz/tpg1> Parameter password is now '<redacted>'.\n"
+        "/iscsi/iqn.20...ample:zz/tpg1> Parameter mutual_password is now '<redacted>'.\n"
+        '/iscsi/iqn.20...ample:zz/tpg1> exit\n'
+    )

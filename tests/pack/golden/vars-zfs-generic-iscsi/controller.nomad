@@ -65,7 +65,20 @@ zfs:
 iscsi:
   shareStrategy: targetCli
   shareStrategyTargetCli:
+    sudoEnabled: true
     basename: "iqn.2003-01.org.linux-iscsi.storage:nomad"
+    tpg:
+      # Each target's own LUN for any initiator that logs in: with CHAP, only one that knows the pair.
+      attributes:
+        authentication: 1
+        generate_node_acls: 1
+        cache_dynamic_acls: 1
+        demo_mode_write_protect: 0
+      auth:
+{{- with nomadVar "nomad/jobs/zfs-controller" }}
+        userid: {{ .iscsi_chap_userid.Value | toJSON }}
+        password: {{ .iscsi_chap_password.Value | toJSON }}
+{{- end }}
   targetPortal: "storage1.example.internal:3260"
 EOH
       }

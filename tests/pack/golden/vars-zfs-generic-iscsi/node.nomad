@@ -39,6 +39,16 @@ job "zfs-node" {
           target   = "/run/udev"
           readonly = true
         }
+        # The host's tools (zfs, iscsiadm) run by chroot /host, democratic-csi's docker/ wrappers. (Nomad itself
+        # mounts the host's /dev into a node plugin, where a LUN logged in to later shows.)
+        mount {
+          type   = "bind"
+          source = "/"
+          target = "/host"
+          bind_options {
+            propagation = "rshared"
+          }
+        }
       }
 
       env {
@@ -69,7 +79,15 @@ zfs:
 iscsi:
   shareStrategy: targetCli
   shareStrategyTargetCli:
+    sudoEnabled: true
     basename: "iqn.2003-01.org.linux-iscsi.storage:nomad"
+    tpg:
+      # Each target's own LUN for any initiator that logs in: with CHAP, only one that knows the pair.
+      attributes:
+        authentication: 1
+        generate_node_acls: 1
+        cache_dynamic_acls: 1
+        demo_mode_write_protect: 0
   targetPortal: "storage1.example.internal:3260"
 EOH
       }

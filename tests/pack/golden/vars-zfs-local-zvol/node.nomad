@@ -41,6 +41,8 @@ job "zfs-node" {
           target   = "/run/udev"
           readonly = true
         }
+        # The host's tools (zfs, iscsiadm) run by chroot /host, democratic-csi's docker/ wrappers. (Nomad itself
+        # mounts the host's /dev into a node plugin, where a LUN logged in to later shows.)
         mount {
           type   = "bind"
           source = "/"

@@ -1,0 +1,119 @@
+job "zfs-iscsi-node" {
+  # Every client that may mount a volume runs the node plugin.
+  type = "system"
+
+  datacenters = ["*"]
+  node_pool   = "default"
+
+  constraint {
+    attribute = "${attr.kernel.name}"
+    value     = "linux"
+  }
+
+  constraint {
+    attribute = "${attr.driver.docker.privileged.enabled}"
+    value     = "true"
+  }
+
+  group "node" {
+    task "plugin" {
+      driver = "docker"
+      # democratic-csi shuts down cleanly on SIGTERM only.
+      kill_signal = "SIGTERM"
+
+      config {
+        image        = "democraticcsi/democratic-csi:v1.9.4-local"
+        privileged   = true
+        network_mode = "host"
+        ipc_mode     = "host"
+        args = [
+          "--csi-version=1.5.0",
+          "--csi-name=zfs-iscsi",
+          "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
+          "--csi-mode=node",
+          "--server-socket=/csi/csi.sock",
+        ]
+        mount {
+          type     = "bind"
+          source   = "/run/udev"
+          target   = "/run/udev"
+          readonly = true
+        }
+        # The host's tools (zfs, iscsiadm) run by chroot /host, democratic-csi's docker/ wrappers. (Nomad itself
+        # mounts the host's /dev into a node plugin, where a LUN logged in to later shows.)
+        mount {
+          type   = "bind"
+          source = "/"
+          target = "/host"
+          bind_options {
+            propagation = "rshared"
+          }
+        }
+      }
+
+      env {
+        CSI_NODE_ID = "${attr.unique.hostname}"
+      }
+
+      # It holds the controller's SSH private key: readable by the task's user only.
+      template {
+        destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
+        perms       = "0400"
+        change_mode = "restart"
+        data        = <<EOH
+driver: zfs-generic-iscsi
+instance_id: "5b8e2f0c-93d1-4c1e-a7c4-6e0d2b9f4a17"
+sshConnection:
+  host: "127.0.0.1"
+  port: 22
+  username: "csi-iscsi"
+  privateKey: |
+{{ with nomadVar "nomad/jobs/zfs-iscsi-node" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
+zfs:
+  cli:
+    sudoEnabled: false
+  datasetParentName: "tank/nomad/iscsi"
+  detachedSnapshotsDatasetParentName: "tank/nomad/iscsi-snapshots"
+  datasetEnableQuotas: true
+  datasetEnableReservation: false
+iscsi:
+  shareStrategy: targetCli
+  shareStrategyTargetCli:
+    sudoEnabled: true
+    basename: "iqn.2003-01.org.linux-iscsi.storage:nomad"
+    tpg:
+      # Each target's own LUN for any initiator that logs in: with CHAP, only one that knows the pair.
+      attributes:
+        authentication: 1
+        generate_node_acls: 1
+        cache_dynamic_acls: 1
+        demo_mode_write_protect: 0
+  targetPortal: "127.0.0.1:3260"
+EOH
+      }
+
+      # A storage plugin never gives up: with mode "fail" a system job's plugin that misses its health
+      # timeout a few times stays dead, and so does every volume on that node. The interval is short
+      # because "delay" waits out the rest of it after the third failure: with 5m a plugin whose SSH key
+      # was fixed stayed down for minutes (seen in CI).
+      restart {
+        attempts = 3
+        interval = "1m"
+        delay    = "10s"
+        mode     = "delay"
+      }
+
+      csi_plugin {
+        id             = "zfs-iscsi"
+        type           = "node"
+        mount_dir      = "/csi"
+        health_timeout = "5m"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}
