@@ -139,6 +139,15 @@ def test_a_stuck_claim_is_released_with_force(stack, run_local, vm):
     node_job = stack.get('/v1/job/zfs-node')
     try:
         stack.nomad('job', 'stop', 'zfs-node')
+        # Gone, not going: `job stop` returns before the task exits, and a node plugin still there unpublishes the
+        # workload's volume after all (seen in CI: the claim went away at once).
+        wait_until(
+            lambda: (
+                stack.get('/v1/plugin/csi/zfs')['NodesHealthy'] == 0
+                and not [a for a in stack.get('/v1/job/zfs-node/allocations') if a['ClientStatus'] == 'running']
+            ),
+            why='the node plugin stopped',
+        )
         stack.nomad('job', 'stop', '-purge', 'workload')
         wait_until(
             lambda: stack.get('/v1/volume/csi/t-vol-stuck')['WriteAllocs'],
