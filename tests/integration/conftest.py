@@ -29,7 +29,8 @@ def vm(tmp_path_factory):
     machine = Vm(facts, tmp_path_factory.mktemp('zfsvm'))
     discarded = not already and not os.environ.get('ZFSVM_KEEP')
     # A VM this session booted and stops is thrown away (each start boots a fresh copy-on-write disk): the last
-    # teardowns need not put back what later tests expect. Saved about 90 s at the end of the second VM's lane.
+    # teardowns need not put back what later tests expect (the two nodes' teardown, last in the second VM's lane:
+    # 87 s before, 25 s with it).
     machine.ending = lambda: discarded and _LAST_TEARDOWN[0]
     machine.sh("cat > /usr/local/sbin/zfs <<'EOF'\n%sEOF\nchmod 755 /usr/local/sbin/zfs" % ZFS_WRAPPER)
     yield machine
