@@ -218,7 +218,6 @@ rw=[[ join ":" $clients ]][[ with var "nfs_share_options" . ]],[[ . ]][[ end ]]
           }
         }
 [[- end ]]
-
 [[- else ]]
         # democratic-csi from source; without a mount namespace the socket is the host path Nomad gives.
         command = [[ var "node_path" $ctx | quote ]]
