@@ -201,8 +201,46 @@ def plan_volume(p, capacity, current):
     )
 
 
+# Client statuses of an allocation whose tasks no longer run: Nomad's volume watcher frees its claims by itself.
+STOPPED = frozenset(('complete', 'failed', 'lost'))
+# How long state=deleted waits for those claims to be freed.
+RELEASE_SECONDS = 120
+
+
+def claims(vol):
+    # type: (dict | None) -> list[tuple[str, str, str]]
+    """The allocations that claim volume vol, as (ID, job, client status); status 'gone' once Nomad no longer
+    lists the allocation (its claim still stands until the volume watcher frees it)."""
+    vol = vol or {}
+    stubs = dict((a.get('ID'), a) for a in vol.get('Allocations') or [])
+    ids = sorted(set(vol.get('ReadAllocs') or {}) | set(vol.get('WriteAllocs') or {}))
+    return [(i, stubs.get(i, {}).get('JobID', ''), stubs.get(i, {}).get('ClientStatus', 'gone')) for i in ids]
+
+
+def being_released(vol):
+    """Whether vol's only claims are of allocations that stopped: Nomad frees them within seconds."""
+    held = claims(vol)
+    return bool(held) and all(claim[2] in STOPPED or claim[2] == 'gone' for claim in held)
+
+
 def _plan_removal(p, path, current):
     steps = []
+    held = claims(current)
+    if held and p['state'] == 'deleted':
+        # Nomad (1.11) has the plugin destroy the storage first and checks claims only when it deregisters.
+        raise PlanError(
+            'volume %s is claimed by %s; stop those allocations%s and run again. Nomad has the plugin destroy a '
+            "volume's data before it looks at its claims, so a delete now would destroy the data under them and "
+            'still fail.'
+            % (
+                p['id'],
+                ', '.join('allocation %s of job %s (%s)' % (i[:8], job or '?', status) for i, job, status in held),
+                ''
+                if not being_released(current)
+                else ' (they stopped, but their claims were not freed within %d s: the node and controller plugins '
+                'must be running to release them)' % RELEASE_SECONDS,
+            )
+        )
     if current and p['state'] == 'deleted':
         steps.append(('delete', path + '/delete', {'headers': csi_secrets_header(p['secrets'])}))
     elif current:

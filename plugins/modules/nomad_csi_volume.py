@@ -21,6 +21,10 @@ description:
     cannot change; the module says so and changes nothing.
   - O(state=absent) deregisters the volume and keeps its data. Deleting the data needs
     O(state=deleted), which asks the plugin to destroy the volume.
+  - O(state=deleted) is refused, with nothing changed, while allocations claim the volume, because Nomad has the
+    plugin destroy the data before it looks at the claims, and then refuses to deregister a volume in use.
+    Claims of allocations that stopped are freed by Nomad within seconds; the module waits up to 120
+    seconds for that (in check mode too) before it decides.
   - O(secrets) and O(mount_flags) are write-only (Nomad redacts them when read), so they are
     sent whenever the volume is written but never compared.
   - O(volumes) or O(spec_file) converge many volumes in one task. Each item takes this module's own
@@ -357,12 +361,15 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._bulk import (
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_retry import csi_write_retryable
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._csi_volume_plan import (
+    RELEASE_SECONDS,
+    being_released,
     capabilities_of,
     items_from_spec,
     plan_volume,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import PropertyError, parse_size
 
 # Nomad's rule for volume IDs.
@@ -440,11 +447,26 @@ def check_volume(p, where=''):
     return tuple(capacity)
 
 
+def released(client, path, current):
+    """The volume to delete once Nomad freed the claims of allocations that stopped, or after RELEASE_SECONDS.
+
+    Read-only, so check mode waits too and predicts what a run would do.
+    """
+    if not being_released(current):
+        return current
+    current, _freed = poll_until(
+        lambda: client.get(path, missing_ok=True), lambda vol: not being_released(vol), RELEASE_SECONDS
+    )
+    return current
+
+
 def converge(module, capacity):
     """One volume: read it, plan, apply unless in check mode; the module's result."""
     p, client = module.params, module.client
     path = 'volume/csi/' + p['id']
     current = client.get(path, missing_ok=True)
+    if p['state'] == 'deleted':
+        current = released(client, path, current)
     plan = plan_volume(p, capacity, current)
     result = dict(changed=bool(plan.steps), changed_fields=plan.changed_fields)
     if module._diff:
@@ -495,8 +517,11 @@ def converge_many(module):
         path = 'volume/csi/' + item['id']
         current = None
         if item['id'] in listed:
-            # The list shows no capacity, capabilities or parameters; removal needs only to know it exists.
-            current = client.get(path, missing_ok=True) if item['state'] == 'present' else {'ID': item['id']}
+            # The list shows no capacity, capabilities, parameters or claims; deregistering needs only to know
+            # the volume exists.
+            current = client.get(path, missing_ok=True) if item['state'] != 'absent' else {'ID': item['id']}
+        if item['state'] == 'deleted':
+            current = released(client, path, current)
         plans.append((item, current, plan_volume(item, capacity, current)))
     entries = []
     for item, current, plan in plans:

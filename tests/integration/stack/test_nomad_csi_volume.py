@@ -1,5 +1,6 @@
 """nomad_csi_volume on the stack, where democratic-csi makes each volume a dataset under the parent: check mode,
-idempotence, updates, a running workload's claim, registration of existing data, and bad input."""
+idempotence, updates, a running workload's claim (which a delete must not destroy), registration of existing data,
+and bad input."""
 
 from conftest import PARENT
 from zfsvm_client import wait_until
@@ -85,10 +86,18 @@ def test_a_running_workload_holds_the_claim_and_sees_its_file(stack, run_local, 
         [volume] = info['volumes']
         assert volume['writers'] == 1 and volume['capacity'] == 1024**3, volume
         assert [(c['allocation'], c['job'], c['access']) for c in volume['claims']] == [(alloc, 'workload', 'write')]
+        # Deleting it now would have Nomad's plugin destroy the dataset under the task before Nomad refused
+        # ("volume in use"), as seen on this VM before the module refused it: in check mode and for real.
+        for check in (True, False):
+            refused = run_local('nomad_csi_volume', volume_args(id='t-vol-w', state='deleted'), check=check)
+            assert refused.failed and 'claimed by allocation %s of job workload (running)' % alloc[:8] in refused['msg']
         seen = stack.nomad('alloc', 'exec', alloc, 'cat', '/data/proof.txt')
         assert seen.stdout.strip() == 'written-by-' + alloc  # read back through the task's mount
     finally:
         stack.nomad('job', 'stop', '-purge', 'workload', check=False)
+    # Stopped, its claim is freed within seconds; the delete waits for that instead of failing.
+    deleted = run_local('nomad_csi_volume', volume_args(id='t-vol-w', state='deleted'))
+    assert deleted['changed'] and not exists(vm, PARENT + '/t-vol-w'), deleted
 
 
 def test_register_then_absent_keeps_the_data(stack, run_local, vm):

@@ -154,6 +154,49 @@ def test_deleted_sends_secrets_in_a_header_and_absent_only_deregisters(run_main,
     assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'absent'})['changed'] is False
 
 
+# The claim part of GET /v1/volume/csi/t-del on Nomad v1.11.3 while a service job's allocation wrote to it
+# (allocation stub trimmed to the fields read).
+ALLOC = '40429978-2d4e-9b46-ead4-3553109645cb'
+CLAIMED = dict(
+    READ,
+    ReadAllocs={},
+    WriteAllocs={ALLOC: None},
+    Allocations=[{'ID': ALLOC, 'JobID': 't-hold', 'ClientStatus': 'running', 'DesiredStatus': 'run'}],
+)
+STOPPING = dict(CLAIMED, Allocations=[dict(CLAIMED['Allocations'][0], ClientStatus='complete', DesiredStatus='stop')])
+
+
+@pytest.mark.parametrize('check', [True, False])
+def test_deleted_is_refused_while_a_running_allocation_claims_the_volume(run_main, nomad, check):
+    """On the VM, Nomad had democratic-csi destroy such a dataset (the task read "Stale file handle") and then
+    answered 500 "volume in use"."""
+    nomad.objects['volume/csi/pgdata'] = CLAIMED
+    refused = run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'}, check=check)
+    assert refused['failed'] and nomad.writes() == []
+    assert 'claimed by allocation 40429978 of job t-hold (running); stop those allocations and run' in refused['msg']
+    assert [c[1] for c in nomad.calls] == ['volume/csi/pgdata']  # no wait for a running allocation
+
+
+def test_deleted_waits_until_nomad_frees_the_claims_of_stopped_allocations(run_main, nomad, monkeypatch):
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    reads = [STOPPING, STOPPING, dict(READ, WriteAllocs={}, Allocations=[])]
+    nomad.handlers[('get', 'volume/csi/pgdata')] = lambda body, params: reads.pop(0) if reads else None
+    nomad.objects['volume/csi/pgdata'] = READ
+    assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'})['changed']
+    assert [c[:2] for c in nomad.calls] == [('get', 'volume/csi/pgdata')] * 3 + [('delete', 'volume/csi/pgdata/delete')]
+
+
+def test_deleted_is_refused_when_stopped_allocations_keep_their_claims(run_main, nomad, monkeypatch):
+    monkeypatch.setattr(nomad_csi_volume, 'RELEASE_SECONDS', 0)
+    nomad.objects['volume/csi/pgdata'] = dict(STOPPING, Allocations=[])  # the allocation garbage-collected
+    refused = run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'})
+    assert refused['failed'] and nomad.writes() == []
+    assert (
+        'allocation 40429978 of job ? (gone); stop those allocations (they stopped, but their claims were not '
+        'freed within 120 s' in refused['msg']
+    )
+
+
 # Nomad's answer in CI when DeleteVolume reached democratic-csi while its node service still unstaged the
 # volume for a workload stopped a moment before.
 LOCKED = (

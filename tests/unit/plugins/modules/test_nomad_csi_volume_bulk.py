@@ -79,7 +79,7 @@ def test_create_many_then_a_rerun_is_one_list_and_reads_and_no_write(run_main, n
     assert paths(nomad.calls) == [('get', 'volumes')] + [('get', 'volume/csi/' + i) for i in IDS]
 
 
-def test_only_what_differs_is_written_and_removal_needs_no_read(run_main, nomad):
+def test_only_what_differs_is_written_and_a_volume_to_delete_is_read_for_its_claims(run_main, nomad):
     run_main(nomad_csi_volume, {'plugin_id': 'zfs', 'volumes': ITEMS})
     nomad.calls[:] = []
     wanted = [ITEMS[0], dict(ITEMS[1], capacity_min='2G', capacity_max='2G'), {'id': 'web-2', 'state': 'deleted'}]
@@ -91,11 +91,23 @@ def test_only_what_differs_is_written_and_removal_needs_no_read(run_main, nomad)
         ('get', 'volumes'),
         ('get', 'volume/csi/web-0'),
         ('get', 'volume/csi/web-1'),
+        ('get', 'volume/csi/web-2'),
         ('put', 'volume/csi/web-1/create'),
         ('get', 'volume/csi/web-1'),  # the volume as it is after the write, for the result
         ('delete', 'volume/csi/web-2/delete'),
     ]
     assert 'volume/csi/web-2' not in nomad.objects
+
+
+def test_a_claimed_volume_to_delete_fails_the_task_before_any_write(run_main, nomad):
+    run_main(nomad_csi_volume, {'plugin_id': 'zfs', 'volumes': ITEMS})
+    alloc = {'ID': 'a1b2c3d4-0000', 'JobID': 'web', 'ClientStatus': 'running'}
+    nomad.objects['volume/csi/web-2'].update(WriteAllocs={alloc['ID']: None}, Allocations=[alloc])
+    nomad.calls[:] = []
+    wanted = [dict(ITEMS[0], capacity_min='2G', capacity_max='2G'), {'id': 'web-2', 'state': 'deleted'}]
+    ran = run_main(nomad_csi_volume, {'plugin_id': 'zfs', 'volumes': wanted})
+    assert ran['failed'] and 'volume web-2 is claimed by allocation a1b2c3d4 of job web (running)' in ran['msg']
+    assert nomad.writes() == []
 
 
 @pytest.mark.parametrize(
