@@ -1,5 +1,6 @@
 """The local default stack as `make demo` runs it: Nomad in the ZFS VM, site.yml, democratic-csi itself."""
 
+import contextlib
 import json
 import os
 import signal
@@ -93,6 +94,33 @@ class Stack(object):
                 'nomad %s failed (%s):\n%s%s' % (' '.join(argv), proc.returncode, proc.stdout, proc.stderr)
             )
         return proc
+
+    @contextlib.contextmanager
+    def pack_plugin(self, varfile, plugin_id, jobs, secrets=None):
+        """A plugin that `nomad-pack run` deploys from varfile beside the stack's own: first each job's own Nomad
+        Variable from secrets ({job: items}), as the pack's printed steps put it; then the pack, and the plugin healthy
+        on jobs. Afterwards, or when that fails, the jobs purged and their variables removed."""
+        try:
+            for job, items in (secrets or {}).items():
+                stored = self.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'items': items})
+                assert stored['rc'] == 0, stored
+            self.pack_run(varfile)
+            healthy = self.module(
+                'nomad_csi_plugin_info', {'plugin_id': plugin_id, 'wait_timeout': 300, 'jobs': list(jobs)}
+            )
+            assert healthy['rc'] == 0 and healthy['healthy'], healthy
+            yield
+        finally:
+            for job in jobs:
+                self.nomad('job', 'stop', '-purge', job, check=False)
+            for job in secrets or {}:
+                self.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'state': 'absent'})
+
+    def running_alloc(self, job):
+        """The ID of the one running allocation of job."""
+        running = [a['ID'] for a in self.api('GET', '/v1/job/%s/allocations' % job) if a['ClientStatus'] == 'running']
+        assert len(running) == 1, running
+        return running[0]
 
     def pack_run(self, varfile):
         """`nomad-pack run` of the zfs_csi pack with one variables file, as the pack's README gives it."""

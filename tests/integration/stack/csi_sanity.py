@@ -37,8 +37,8 @@ class Sanity(object):
 
     def __init__(self, stack, vm, controller_job, node_job):
         self.vm = vm
-        self.controller = running_alloc(stack, controller_job)
-        self.node = running_alloc(stack, node_job)
+        self.controller = stack.running_alloc(controller_job)
+        self.node = stack.running_alloc(node_job)
         self.host_csi = '%s/%s' % (PLUGINS, self.node)
         script = (STACK / 'csi-sanity-paths.sh').read_text()
         vm.sh(
@@ -90,12 +90,6 @@ class Sanity(object):
         mounts = [line for line in self.vm.sh('cat /proc/mounts').stdout.splitlines() if self.host_csi in line]
         self.vm.sh('rm -rf --one-file-system %s/sanity' % self.host_csi)
         return found + mounts
-
-
-def running_alloc(stack, job):
-    running = [a['ID'] for a in stack.api('GET', '/v1/job/%s/allocations' % job) if a['ClientStatus'] == 'running']
-    assert len(running) == 1, running
-    return running[0]
 
 
 def storage_state(vm):

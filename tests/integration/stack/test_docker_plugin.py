@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import PARENT, REPO, STACK
-from csi_sanity import LAST, PARTS, Sanity, running_alloc, specs_to_run, storage_state, summary
+from csi_sanity import LAST, PARTS, Sanity, specs_to_run, storage_state, summary
 from zfsvm_client import STOP_BACKUPS
 
 PLUGIN = 'zfs-docker'
@@ -26,21 +26,13 @@ def docker_plugin(stack, vm):
     """Each plugin job's own variable holds the key the storage host authorised for csi, as the pack's printed
     steps put it; then the pack, and the plugin healthy on both jobs."""
     key = open(stack.env['ZFSVM_KEY']).read()
-    for job in JOBS:
-        stored = stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'items': {'ssh_private_key': key}})
-        assert stored['rc'] == 0, stored
-    stack.pack_run(VARS)
-    healthy = stack.module('nomad_csi_plugin_info', {'plugin_id': PLUGIN, 'wait_timeout': 300, 'jobs': list(JOBS)})
-    assert healthy['rc'] == 0 and healthy['healthy'], healthy
-    yield
-    for job in JOBS:
-        stack.nomad('job', 'stop', '-purge', job, check=False)
-        stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'state': 'absent'})
+    with stack.pack_plugin(VARS, PLUGIN, JOBS, secrets=dict((job, {'ssh_private_key': key}) for job in JOBS)):
+        yield
 
 
 def test_the_plugin_runs_its_image_under_docker_privileged_on_the_node(stack, vm, docker_plugin):
     for job in JOBS:
-        task = stack.get('/v1/allocation/' + running_alloc(stack, job))['Job']['TaskGroups'][0]['Tasks'][0]
+        task = stack.get('/v1/allocation/' + stack.running_alloc(job))['Job']['TaskGroups'][0]['Tasks'][0]
         assert (task['Driver'], task['Config']['image']) == ('docker', IMAGE), task
         assert task['Config']['privileged'] is True
     running = vm.sh("docker ps --format '{{.Image}} {{.Names}}'").stdout.splitlines()

@@ -10,8 +10,7 @@ import shlex
 import pytest
 
 from conftest import REPO, STACK
-from csi_sanity import running_alloc
-from zfsvm_client import wait_until
+from zfsvm_client import changed, wait_until
 
 USER = 'csi-iscsi'
 PARENT = 'tank/nomad/iscsi'
@@ -34,14 +33,16 @@ CONFIGFS = '/sys/kernel/config/target'
 PLUGIN = 'zfs-iscsi'
 JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
 VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-iscsi-docker-local-stack.hcl'
-# The node's half of CHAP, as the operator sets it on each node: the defaults of every node record that iscsiadm makes.
-# (democratic-csi v1.9.4 prints each iscsiadm command it runs, so a pair in a volume's secrets
+# The node's half of CHAP, which the iscsi_initiator role sets on each node: the defaults of every node record that
+# iscsiadm makes. (democratic-csi v1.9.4 prints each iscsiadm command it runs, so a pair in a volume's secrets
 # (node-db.node.session.auth.*) would be in the node plugin's log at every stage.)
 ISCSID_CONF = '/etc/iscsi/iscsid.conf'
-NODE_CHAP = (
-    'node.session.auth.authmethod = CHAP\nnode.session.auth.username = nomad\nnode.session.auth.password = %s\n'
-    % SECRET
-)
+INITIATOR = {'iscsi_initiator_chap_username': 'nomad', 'iscsi_initiator_chap_password': SECRET}
+NODE_CHAP = [
+    'node.session.auth.authmethod = CHAP',
+    'node.session.auth.username = nomad',
+    'node.session.auth.password = ' + SECRET,
+]
 MIB = 1024**2
 # The stack's own storage instance's settings (the zfs-generic-nfs plugin's, user csi).
 NFS_CONF = '/etc/nomad-zfs-csi/storage/csi.conf'
@@ -198,56 +199,74 @@ def test_the_user_cannot_point_its_zvol_path_elsewhere(vm, iscsi_host):
     assert vm.sh('test -w /dev/zvol/%s' % shlex.quote(PARENT), user=USER, check=False).returncode != 0
 
 
+@pytest.fixture(scope='module')
+def initiator(stack, vm):
+    """The iscsi_initiator role on the VM (its own iSCSI client): a pair no target could be given stops it with
+    nothing changed, check mode changes nothing, a run sets the pair in iscsid.conf (root's only), a second run
+    changes nothing, and no output shows the secret, at -vvv. The file is put back afterwards."""
+    vm.sh('cp -p {0} {0}.orig'.format(ISCSID_CONF))
+    original = vm.sh('md5sum ' + ISCSID_CONF).stdout
+    role = STACK / 'iscsi_initiator_only.yml'
+    try:
+        refused = stack.playbook(role, extra=dict(INITIATOR, iscsi_initiator_chap_password='a space ' + SECRET))
+        assert refused.returncode != 0 and 'iscsi_initiator_chap_password take letters' in refused.stdout
+        checked = stack.playbook(role, '--check', '--diff', '-vvv', extra=INITIATOR)
+        assert changed(checked)['zfsvm'] > 0 and vm.sh('md5sum ' + ISCSID_CONF).stdout == original
+        runs = [stack.playbook(role, '-vvv', extra=INITIATOR) for _run in range(2)]
+        assert [changed(run)['zfsvm'] > 0 for run in runs] == [True, False], runs[1].stdout[-3000:]
+        assert not [run for run in [refused, checked] + runs if SECRET in run.stdout + run.stderr]
+        conf = vm.sh('grep "^node\\.session\\.auth\\." {0}; stat -c %U:%a {0}'.format(ISCSID_CONF)).stdout
+        assert conf.splitlines() == NODE_CHAP + ['root:600'], conf
+        assert vm.sh('systemctl is-active iscsid.socket').stdout.strip() == 'active'
+        yield
+    finally:
+        vm.sh('mv {0}.orig {0}'.format(ISCSID_CONF))
+
+
 def sessions(vm):
     """The node's iSCSI sessions (iscsiadm exits 21 when there are none)."""
     return vm.sh('iscsiadm -m session 2>/dev/null || true').stdout.strip()
 
 
-def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_grow(stack, vm, iscsi_host):
+def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_grow(stack, vm, iscsi_host, initiator):
     """The pack under docker with the CHAP pair in the controller's variable: a volume is a zvol of the parent and a
-    target that asks for CHAP; a workload's node logs in with the pair of its iscsid.conf, formats and mounts it, and
-    logs out after; grown while unused, the next allocation reads the file on the larger filesystem; deleted, the target
-    and the zvol go. The secret is in no log."""
+    target that asks for CHAP; a workload's node logs in with the pair the iscsi_initiator role set, formats and
+    mounts it, and logs out after; grown while unused, the next allocation reads the file on the larger filesystem;
+    deleted, the target and the zvol go. The secret is in no log."""
     key = open(stack.env['ZFSVM_KEY']).read()
     chap = {'iscsi_chap_userid': 'nomad', 'iscsi_chap_password': SECRET}
-    for job, items in ((JOBS[0], dict(chap, ssh_private_key=key)), (JOBS[1], {'ssh_private_key': key})):
-        stored = stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'items': items})
-        assert stored['rc'] == 0, stored
+    secrets = {JOBS[0]: dict(chap, ssh_private_key=key), JOBS[1]: {'ssh_private_key': key}}
     args = {'plugin_id': PLUGIN, 'capacity_min': '256M', 'capacity_max': '256M'}
-    vm.sh('cp -p %s %s.orig && cat >> %s <<"EOF"\n%sEOF' % (ISCSID_CONF, ISCSID_CONF, ISCSID_CONF, NODE_CHAP))
     volume, zvol = 't-iscsi', PARENT + '/t-iscsi'
-    try:
-        stack.pack_run(VARS)
-        healthy = stack.module('nomad_csi_plugin_info', {'plugin_id': PLUGIN, 'wait_timeout': 300, 'jobs': list(JOBS)})
-        assert healthy['rc'] == 0 and healthy['healthy'], healthy
-        made = stack.volume(volume, **args)
-        assert made['rc'] == 0 and made['changed'], made
-        assert vm.zfs('get', '-Hp', '-o', 'value', 'type,volsize', zvol).stdout.split() == ['volume', str(256 * MIB)]
-        tpg = '%s/iscsi/%s:%s/tpgt_1' % (CONFIGFS, BASENAME, volume)
-        assert vm.sh('cat %s/attrib/authentication %s/auth/userid' % (tpg, tpg)).stdout.split() == ['1', 'nomad']
+    with stack.pack_plugin(VARS, PLUGIN, JOBS, secrets=secrets):
+        try:
+            made = stack.volume(volume, **args)
+            assert made['rc'] == 0 and made['changed'], made
+            assert vm.zfs('get', '-Hp', '-o', 'value', 'type,volsize', zvol).stdout.split() == [
+                'volume',
+                str(256 * MIB),
+            ]
+            tpg = '%s/iscsi/%s:%s/tpgt_1' % (CONFIGFS, BASENAME, volume)
+            assert vm.sh('cat %s/attrib/authentication %s/auth/userid' % (tpg, tpg)).stdout.split() == ['1', 'nomad']
 
-        written = stack.workload(volume, 'write')
-        assert written.startswith('written-by-'), written
-        wait_until(lambda: sessions(vm) == '', timeout=120, why='the node logged out after the allocation')
+            written = stack.workload(volume, 'write')
+            assert written.startswith('written-by-'), written
+            wait_until(lambda: sessions(vm) == '', timeout=120, why='the node logged out after the allocation')
 
-        grown = stack.volume(volume, **dict(args, capacity_min='512M', capacity_max='512M'))
-        assert grown['rc'] == 0 and grown['changed'], grown
-        assert vm.zfs('get', '-Hp', '-o', 'value', 'volsize', zvol).stdout.strip() == str(512 * MIB)
-        assert stack.workload(volume, 'read') == written
-        # ext4 on the grown LUN, less its own metadata: grown at the stage.
-        assert 400 * MIB < int(stack.workload(volume, 'size')) <= 512 * MIB
+            grown = stack.volume(volume, **dict(args, capacity_min='512M', capacity_max='512M'))
+            assert grown['rc'] == 0 and grown['changed'], grown
+            assert vm.zfs('get', '-Hp', '-o', 'value', 'volsize', zvol).stdout.strip() == str(512 * MIB)
+            assert stack.workload(volume, 'read') == written
+            # ext4 on the grown LUN, less its own metadata: grown at the stage.
+            assert 400 * MIB < int(stack.workload(volume, 'size')) <= 512 * MIB
 
-        logs = [vm.sh('journalctl --since -15min -o cat').stdout] + [
-            stack.nomad('alloc', 'logs', '-stderr', alloc).stdout + stack.nomad('alloc', 'logs', alloc).stdout
-            for alloc in (running_alloc(stack, job) for job in JOBS)
-        ]
-        assert not [log for log in logs if SECRET in log]
-    finally:
-        deleted = stack.volume(volume, **dict(args, state='deleted'))
-        for job in JOBS:
-            stack.nomad('job', 'stop', '-purge', job, check=False)
-            stack.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'state': 'absent'})
-        vm.sh('mv %s.orig %s' % (ISCSID_CONF, ISCSID_CONF))
+            logs = [vm.sh('journalctl --since -15min -o cat').stdout] + [
+                stack.nomad('alloc', 'logs', '-stderr', alloc).stdout + stack.nomad('alloc', 'logs', alloc).stdout
+                for alloc in (stack.running_alloc(job) for job in JOBS)
+            ]
+            assert not [log for log in logs if SECRET in log]
+        finally:
+            deleted = stack.volume(volume, **dict(args, state='deleted'))
     assert deleted['rc'] == 0 and deleted['changed'], deleted
     assert vm.zfs('list', zvol, check=False).returncode != 0
     assert targets(vm) == '' and sessions(vm) == ''

@@ -21,12 +21,8 @@ def local_plugin(request, stack):
     """The pack's own path: `nomad-pack run` with the local stack's variables file, as docs/local-stack.md gives it."""
     plugin, parent, capacity_property = DRIVERS[request.param]
     varfile = REPO / 'packs' / 'zfs_csi' / '.ci' / ('vars-%s-local-stack.hcl' % request.param)
-    stack.pack_run(varfile)
-    job = plugin + '-node'
-    healthy = stack.module('nomad_csi_plugin_info', {'plugin_id': plugin, 'wait_timeout': 300, 'jobs': [job]})
-    assert healthy['rc'] == 0 and healthy['healthy'], healthy
-    yield plugin, parent, capacity_property
-    stack.nomad('job', 'stop', '-purge', job, check=False)
+    with stack.pack_plugin(varfile, plugin, [plugin + '-node']):
+        yield plugin, parent, capacity_property
 
 
 def test_a_volume_is_placed_on_its_node_only_and_a_second_allocation_reads_the_file(stack, vm, local_plugin):
