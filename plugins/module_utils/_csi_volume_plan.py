@@ -201,8 +201,9 @@ def plan_volume(p, capacity, current):
     )
 
 
-# Client statuses of an allocation whose tasks no longer run: Nomad's volume watcher frees its claims by itself.
-STOPPED = frozenset(('complete', 'failed', 'lost'))
+# Client statuses of an allocation whose tasks no longer run, and 'gone' for one Nomad no longer lists (claims()):
+# Nomad's volume watcher frees their claims by itself.
+STOPPED = frozenset(('complete', 'failed', 'lost', 'gone'))
 # How long state=deleted waits for those claims to be freed.
 RELEASE_SECONDS = 120
 
@@ -220,7 +221,7 @@ def claims(vol):
 def being_released(vol):
     """Whether vol's only claims are of allocations that stopped: Nomad frees them within seconds."""
     held = claims(vol)
-    return bool(held) and all(claim[2] in STOPPED or claim[2] == 'gone' for claim in held)
+    return bool(held) and all(claim[2] in STOPPED for claim in held)
 
 
 def _plan_removal(p, path, current):
