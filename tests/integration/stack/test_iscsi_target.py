@@ -4,7 +4,6 @@ ones. Root's targetcli exports any block device of the host to anyone, so the us
 confined targetcli (files/targetcli-root.py). Then the pack's plugin under docker, end to end: a volume is a zvol
 behind CHAP that the node logs in to, formats and mounts for a workload."""
 
-import re
 import shlex
 
 import pytest
@@ -101,17 +100,31 @@ def targets(vm):
 
 @pytest.fixture(scope='module')
 def iscsi_host(stack, vm):
-    """The role in check mode changes nothing; then it prepares the host, and a second run changes nothing."""
-    checked = stack.playbook(STACK / 'storage_host_only.yml', '--check', '--diff', extra=STORAGE)
+    """The storage_host and iscsi_initiator roles (iscsi_host.yml). A CHAP pair no target could be given stops the
+    initiator's role with nothing changed. Check mode changes nothing; then they prepare the host, and a second run
+    changes nothing. The initiator's CHAP pair is then in iscsid.conf (root's only), and no output shows the secret, at
+    -vvv. The VM's own iscsid.conf is put back afterwards."""
+    refused = stack.playbook(
+        STACK / 'iscsi_initiator_only.yml', extra=dict(INITIATOR, iscsi_initiator_chap_password='a space ' + SECRET)
+    )
+    assert refused.returncode != 0 and 'iscsi_initiator_chap_password take letters' in refused.stdout
+    extra = dict(STORAGE, **INITIATOR)
+    original = vm.sh('md5sum ' + ISCSID_CONF).stdout
+    checked = stack.playbook(STACK / 'iscsi_host.yml', '--check', '--diff', '-vvv', extra=extra)
     assert checked.returncode == 0, checked.stdout[-3000:]
+    assert changed(checked)['zfsvm'] > 0 and vm.sh('md5sum ' + ISCSID_CONF).stdout == original
     assert vm.sh('id %s' % USER, check=False).returncode != 0
     assert vm.zfs('list', PARENT, check=False).returncode != 0
     nfs_storage = vm.sh('cat %s' % NFS_CONF).stdout
+    vm.sh('cp -p {0} {0}.orig'.format(ISCSID_CONF))
     try:
-        for _run in range(2):
-            ran = stack.playbook(STACK / 'storage_host_only.yml', extra=STORAGE)
-            assert ran.returncode == 0, ran.stdout[-3000:]
-        assert re.search(r'zfsvm +: ok=\d+ +changed=0 +unreachable=0 +failed=0', ran.stdout), ran.stdout[-3000:]
+        runs = [stack.playbook(STACK / 'iscsi_host.yml', '-vvv', extra=extra) for _run in range(2)]
+        assert [run.returncode for run in runs] == [0, 0], runs[-1].stdout[-3000:]
+        assert [changed(run)['zfsvm'] > 0 for run in runs] == [True, False], runs[1].stdout[-3000:]
+        assert not [run for run in [refused, checked] + runs if SECRET in run.stdout + run.stderr]
+        conf = vm.sh('grep "^node\\.session\\.auth\\." {0}; stat -c %U:%a {0}'.format(ISCSID_CONF)).stdout
+        assert conf.splitlines() == NODE_CHAP + ['root:600'], conf
+        assert vm.sh('systemctl is-active iscsid.socket').stdout.strip() == 'active'
         # Each instance has its settings: the NFS one's are as they were, and the boot guard reads both.
         assert vm.sh('cat %s' % NFS_CONF).stdout == nfs_storage
         guard = vm.sh('systemctl restart nomad-zfs-csi-mount-guard && systemctl is-active nomad-zfs-csi-mount-guard')
@@ -128,7 +141,7 @@ def iscsi_host(stack, vm):
         vm.sh(
             'pkill -KILL -u {0}; sleep 1; userdel -r {0}; '
             'rm -f /etc/sudoers.d/nomad-zfs-csi-{0} /etc/nomad-zfs-csi/storage/{0}.conf; '
-            'rm -rf /usr/local/libexec/nomad-zfs-csi/sudo-bin'.format(USER),
+            'rm -rf /usr/local/libexec/nomad-zfs-csi/sudo-bin; mv {1}.orig {1}'.format(USER, ISCSID_CONF),
             check=False,
         )
 
@@ -199,36 +212,12 @@ def test_the_user_cannot_point_its_zvol_path_elsewhere(vm, iscsi_host):
     assert vm.sh('test -w /dev/zvol/%s' % shlex.quote(PARENT), user=USER, check=False).returncode != 0
 
 
-@pytest.fixture(scope='module')
-def initiator(stack, vm):
-    """The iscsi_initiator role on the VM (its own iSCSI client): a pair no target could be given stops it with
-    nothing changed, check mode changes nothing, a run sets the pair in iscsid.conf (root's only), a second run
-    changes nothing, and no output shows the secret, at -vvv. The file is put back afterwards."""
-    vm.sh('cp -p {0} {0}.orig'.format(ISCSID_CONF))
-    original = vm.sh('md5sum ' + ISCSID_CONF).stdout
-    role = STACK / 'iscsi_initiator_only.yml'
-    try:
-        refused = stack.playbook(role, extra=dict(INITIATOR, iscsi_initiator_chap_password='a space ' + SECRET))
-        assert refused.returncode != 0 and 'iscsi_initiator_chap_password take letters' in refused.stdout
-        checked = stack.playbook(role, '--check', '--diff', '-vvv', extra=INITIATOR)
-        assert changed(checked)['zfsvm'] > 0 and vm.sh('md5sum ' + ISCSID_CONF).stdout == original
-        runs = [stack.playbook(role, '-vvv', extra=INITIATOR) for _run in range(2)]
-        assert [changed(run)['zfsvm'] > 0 for run in runs] == [True, False], runs[1].stdout[-3000:]
-        assert not [run for run in [refused, checked] + runs if SECRET in run.stdout + run.stderr]
-        conf = vm.sh('grep "^node\\.session\\.auth\\." {0}; stat -c %U:%a {0}'.format(ISCSID_CONF)).stdout
-        assert conf.splitlines() == NODE_CHAP + ['root:600'], conf
-        assert vm.sh('systemctl is-active iscsid.socket').stdout.strip() == 'active'
-        yield
-    finally:
-        vm.sh('mv {0}.orig {0}'.format(ISCSID_CONF))
-
-
 def sessions(vm):
     """The node's iSCSI sessions (iscsiadm exits 21 when there are none)."""
     return vm.sh('iscsiadm -m session 2>/dev/null || true').stdout.strip()
 
 
-def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_grow(stack, vm, iscsi_host, initiator):
+def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_grow(stack, vm, iscsi_host):
     """The pack under docker with the CHAP pair in the controller's variable: a volume is a zvol of the parent and a
     target that asks for CHAP; a workload's node logs in with the pair the iscsi_initiator role set, formats and
     mounts it, and logs out after; grown while unused, the next allocation reads the file on the larger filesystem;
