@@ -81,6 +81,9 @@ class Agent:
         across agent restarts by design), allocations' tmpfs mounts, and the work directory."""
         if self.proc.poll() is None:
             self.stop()
+        # The agent leads its own session (start_agent), which its logmon and executor processes share: they
+        # outlive it, and name no workdir in their command lines.
+        subprocess.run(['pkill', '-KILL', '-s', str(self.proc.pid)], check=False)
         subprocess.run(['pkill', '-f', str(self.workdir)], check=False)
         mounts = [
             line.split()[1]
@@ -136,7 +139,10 @@ def start_agent(workdir, port=None, extra_config='', tls=None):
     )
     log = open(workdir / 'agent.log', 'a')
     proc = subprocess.Popen(
-        [TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')], stdout=log, stderr=subprocess.STDOUT
+        [TOOLS['nomad'], 'agent', '-dev', '-config', str(workdir / 'agent.hcl')],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     agent = Agent('%s://127.0.0.1:%d' % ('https' if tls else 'http', http), workdir, proc, log, tls)
 
