@@ -38,7 +38,7 @@ from host_volume_job import host_volume_job  # noqa: E402
 from node_b import HOST_VOLUMES as B_VOLUMES  # noqa: E402
 from replicating_nodes import A_REPLICAS, B_PULL, replicating_nodes  # noqa: E402
 from vm_tools import install_rsync, remove_root_key, root_ssh  # noqa: E402
-from zfsvm_client import STOP_BACKUPS, booted_vm, converged_stack, pull, wait_until  # noqa: E402
+from zfsvm_client import STOP_BACKUPS, bench_vm, pull, wait_until  # noqa: E402
 
 MIB = int(os.environ.get('BENCH_MIB', '1024'))
 CHANGED = 10  # MiB rewritten since the last replication
@@ -257,9 +257,7 @@ def attempt(call, *args):
 
 
 def main():
-    vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
-    if os.environ.get('BENCH_CONVERGED') != '1':
-        converged_stack(vm)
+    vm = bench_vm()
     vm.sh(STOP_BACKUPS)
     stack = Stack(vm)
     clear_leftovers(stack)

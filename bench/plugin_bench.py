@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(REPO / 'tests' / 'integration' / 'stack'), str(REPO / 'tests' / 'integration')]
 from conftest import Stack  # noqa: E402
-from zfsvm_client import STOP_BACKUPS, booted_vm, converged_stack  # noqa: E402
+from zfsvm_client import STOP_BACKUPS, bench_vm  # noqa: E402
 
 CI = REPO / 'packs' / 'zfs_csi' / '.ci'
 DOCKER = CI / 'vars-zfs-generic-nfs-docker-local-stack.hcl'
@@ -82,9 +82,7 @@ def one_way(stack, varfile, plugin):
 
 
 def main():
-    vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
-    if os.environ.get('BENCH_CONVERGED') != '1':
-        converged_stack(vm)
+    vm = bench_vm()
     vm.sh(STOP_BACKUPS)
     stack = Stack(vm)
     runs = {}

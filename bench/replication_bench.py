@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests' / 'integration'))
 from vm_tools import install_rsync, remove_root_key, root_ssh  # noqa: E402
-from zfsvm_client import STOP_BACKUPS, booted_vm, converged_stack  # noqa: E402
+from zfsvm_client import STOP_BACKUPS, bench_vm  # noqa: E402
 
 N = int(os.environ.get('BENCH_N', '20'))
 MIB = int(os.environ.get('BENCH_MIB', '8'))
@@ -268,9 +268,7 @@ WAYS = [
 
 
 def main():
-    vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
-    if os.environ.get('BENCH_CONVERGED') != '1':
-        converged_stack(vm)
+    vm = bench_vm()
     timers = vm.sh("systemctl list-units --state=active --plain --no-legend 'zfs-replication-pull@*.timer' "
                    "sanoid.timer | cut -d' ' -f1").stdout.split()  # fmt: skip
     vm.sh(STOP_BACKUPS)

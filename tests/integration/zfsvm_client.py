@@ -185,6 +185,15 @@ def converged_stack(vm, limit=None):
         sys.exit('site.yml failed:\n%s%s' % (site.stdout[-3000:], site.stderr[-2000:]))
 
 
+def bench_vm():
+    """The VM for a benchmark (a running one is reused), with site.yml applied to the local stack unless
+    BENCH_CONVERGED=1 says that `make demo` or an earlier benchmark did."""
+    vm = booted_vm(Path(os.environ.get('TMPDIR', '/tmp')) / 'nzc-bench')
+    if os.environ.get('BENCH_CONVERGED') != '1':
+        converged_stack(vm)
+    return vm
+
+
 def collections_path():
     link = COLLECTIONS / 'ansible_collections' / 'nomad_zfs' / 'csi'
     if not link.exists():
