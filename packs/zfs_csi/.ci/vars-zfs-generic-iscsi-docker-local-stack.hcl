@@ -1,6 +1,6 @@
 # zfs-generic-iscsi on the local stack, as vars-zfs-generic-nfs-docker-local-stack.hcl runs the NFS driver: the
 # image under docker, beside the stack's plugins under a plugin id of its own.
-#   nomad-pack run packs/zfs_csi -f packs/zfs_csi/.ci/vars-zfs-generic-iscsi-docker-local-stack.hcl
+#   nomad-pack run packs/zfs_csi --name zfs-iscsi -f packs/zfs_csi/.ci/vars-zfs-generic-iscsi-docker-local-stack.hcl
 # The storage host's second service user csi-iscsi and parent tank/nomad/iscsi come from the storage_host role
 # (tests/integration/stack/test_iscsi_target.py); it runs zfs itself by its delegation, and targetcli through sudo,
 # which gives it the role's confined one. The controller job's nomad/jobs/zfs-iscsi-controller variable holds the

@@ -1,6 +1,6 @@
 # The repository's local default stack (inventories/local reads this file through
 # the csi_plugin role's csi_plugin_pack_var_files), usable as is:
-#   nomad-pack run packs/zfs_csi -f packs/zfs_csi/.ci/vars-zfs-generic-nfs-local-stack.hcl
+#   nomad-pack run packs/zfs_csi --name zfs -f packs/zfs_csi/.ci/vars-zfs-generic-nfs-local-stack.hcl
 # Nomad runs in the ZFS VM, so the controller reaches the storage host's csi user
 # at 127.0.0.1:22 there, and the node plugin mounts the VM's own NFS exports.
 # democratic-csi runs from source with Node under raw_exec; a production inventory

@@ -1,7 +1,7 @@
 # zfs-local-dataset on the repository's local default stack: democratic-csi as a
 # root monolith under raw_exec in the ZFS VM, beside the zfs-generic-nfs plugin
 # (vars-zfs-generic-nfs-local-stack.hcl), under its own plugin id and parent.
-#   nomad-pack run packs/zfs_csi -f packs/zfs_csi/.ci/vars-zfs-local-dataset-local-stack.hcl
+#   nomad-pack run packs/zfs_csi --name zfs-local -f packs/zfs_csi/.ci/vars-zfs-local-dataset-local-stack.hcl
 driver                         = "zfs-local-dataset"
 plugin_id                      = "zfs-local"
 instance_id                    = "0d4c6b1e-7e0f-4a52-9a53-6f0c2a9d8e31"

@@ -1,7 +1,7 @@
 # zfs-local-zvol on the repository's local default stack: democratic-csi as a root
 # monolith under raw_exec in the ZFS VM, which formats each zvol (ext4) and mounts
 # it, beside the other plugins under its own plugin id and parent.
-#   nomad-pack run packs/zfs_csi -f packs/zfs_csi/.ci/vars-zfs-local-zvol-local-stack.hcl
+#   nomad-pack run packs/zfs_csi --name zfs-local-zvol -f packs/zfs_csi/.ci/vars-zfs-local-zvol-local-stack.hcl
 driver                         = "zfs-local-zvol"
 plugin_id                      = "zfs-local-zvol"
 instance_id                    = "7a1d3e52-9c4b-4f0e-b8d6-2e5f7a9c1b03"

@@ -107,7 +107,7 @@ class Stack(object):
             for job, items in (secrets or {}).items():
                 stored = self.module('nomad_variable', {'path': 'nomad/jobs/' + job, 'items': items})
                 assert stored['rc'] == 0, stored
-            self.pack_run(varfile)
+            self.pack_run(varfile, plugin_id)
             healthy = self.module(
                 'nomad_csi_plugin_info', {'plugin_id': plugin_id, 'wait_timeout': 300, 'jobs': list(jobs)}
             )
@@ -143,10 +143,19 @@ class Stack(object):
         assert len(running) == 1, running
         return running[0]
 
-    def pack_run(self, varfile):
-        """`nomad-pack run` of the zfs_csi pack with one variables file, as the pack's README gives it."""
+    def pack_run(self, varfile, name):
+        """`nomad-pack run` of the zfs_csi pack with one variables file, as the pack's README gives it, as deployment
+        `name`: nomad-pack stops the jobs of its deployment that the new render lacks, so that one plugin's
+        deployment would stop another's under the default name (the pack's)."""
         ran = subprocess.run(
-            [str(CACHE_BIN / 'nomad-pack'), 'run', str(REPO / 'packs' / 'zfs_csi'), '-f', str(varfile)],
+            [
+                str(CACHE_BIN / 'nomad-pack'),
+                'run',
+                str(REPO / 'packs' / 'zfs_csi'),
+                '--name=' + name,
+                '-f',
+                str(varfile),
+            ],
             capture_output=True,
             text=True,
             env=self.env,

@@ -30,6 +30,14 @@ PARTS = {
     'node-and-snapshots': ['--ginkgo.skip=Controller Service', '--ginkgo.skip=' + LISTS],
 }
 LAST = {'lists': ['--ginkgo.focus=' + LISTS]}
+# The controller's half alone, for a driver whose node specs do not run here (zfs-generic-iscsi): what the parts
+# above choose less the node's group, that is the groups named "... Controller Service" (with GroupController's,
+# which skip themselves: democratic-csi has no group snapshots) and those tagged [Controller Server].
+CONTROLLER = '--ginkgo.focus=Controller Service|Controller Server'
+CONTROLLER_PARTS = {
+    'controller': PARTS['controller'],
+    'snapshots-and-expansion': [CONTROLLER] + PARTS['node-and-snapshots'],
+}
 
 
 class Sanity(object):
@@ -63,26 +71,9 @@ class Sanity(object):
             '--ginkgo.skip=' + shlex.quote('|'.join(SKIPPED)),
         ] + [shlex.quote(flag) for flag in flags]
 
-    def run(self, parts):
-        """The parts side by side; {part: (exit code, output)}."""
-        script = ['rm -rf /tmp/csi-sanity']
-        for part, flags in parts.items():
-            script.append(
-                '( %s > /tmp/csi-sanity-%s.log 2>&1; echo $? > /tmp/csi-sanity-%s.rc ) &'
-                % (' '.join(self.argv(part, flags)), part, part)
-            )
-        self.vm.sh('\n'.join(script + ['wait']), timeout=1600)
-        return {
-            part: (
-                int(self.vm.sh('cat /tmp/csi-sanity-%s.rc' % part).stdout),
-                self.vm.sh('cat /tmp/csi-sanity-%s.log' % part).stdout,
-            )
-            for part in parts
-        }
-
-    def whole_suite(self):
-        """What one process would run: ginkgo's dry run of every part together."""
-        return self.vm.sh(' '.join(self.argv('all', []) + ['--ginkgo.dry-run 2>&1'])).stdout
+    def whole_suite(self, flags=()):
+        """What one process would run: ginkgo's dry run of every part together (of those flags choose)."""
+        return self.vm.sh(' '.join(self.argv('all', flags) + ['--ginkgo.dry-run 2>&1'])).stdout
 
     def leftovers(self):
         """What the node specs left in the plugin's directory: anything but the directories the hooks made."""
@@ -90,6 +81,45 @@ class Sanity(object):
         mounts = [line for line in self.vm.sh('cat /proc/mounts').stdout.splitlines() if self.host_csi in line]
         self.vm.sh('rm -rf --one-file-system %s/sanity' % self.host_csi)
         return found + mounts
+
+
+def run(vm, parts):
+    """Parts of one or more deployments side by side, {label: (Sanity, flags)}; {label: (exit code, output)}."""
+    script = ['rm -rf /tmp/csi-sanity /tmp/csi-sanity-*.log /tmp/csi-sanity-*.rc']
+    for label, (sanity, flags) in parts.items():
+        script.append(
+            '( %s > /tmp/csi-sanity-%s.log 2>&1; echo $? > /tmp/csi-sanity-%s.rc ) &'
+            % (' '.join(sanity.argv(label, flags)), label, label)
+        )
+    vm.sh('\n'.join(script + ['wait']), timeout=1600)
+    return {
+        label: (
+            int(vm.sh('cat /tmp/csi-sanity-%s.rc' % label).stdout),
+            vm.sh('cat /tmp/csi-sanity-%s.log' % label).stdout,
+        )
+        for label in parts
+    }
+
+
+def run_suites(vm, suites):
+    """Deployments' suites, {name: (Sanity, parts, the whole suite's flags)}, in two rounds of processes side by side.
+    A deployment's list specs (LAST) count what its other parts make, so they run in the other round: the first
+    deployment's parts beside the second's lists, then the other way round (and so on, alternating). Each
+    deployment's parts must add up to its whole suite: every spec but the skipped ones ran once.
+    {name-part: (exit code, output)}."""
+    rounds = ({}, {})
+    for index, (name, (sanity, parts, _whole)) in enumerate(suites.items()):
+        first, then = rounds if index % 2 == 0 else reversed(rounds)
+        first.update((name + '-' + part, (sanity, flags)) for part, flags in parts.items())
+        then.update((name + '-' + part, (sanity, flags)) for part, flags in LAST.items())
+    ran = dict(run(vm, rounds[0]), **run(vm, rounds[1]))
+    for label, (code, out) in ran.items():
+        assert code == 0, label + ':\n' + summary(out) + '\n' + out[-6000:]
+    for name, (sanity, _parts, whole_flags) in suites.items():
+        whole = sanity.whole_suite(whole_flags)
+        counted = sum(specs_to_run(out) for label, (_code, out) in ran.items() if label.startswith(name + '-'))
+        assert counted == specs_to_run(whole), name + ':\n' + whole[-2000:]
+    return ran
 
 
 def storage_state(vm):

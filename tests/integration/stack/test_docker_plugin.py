@@ -1,14 +1,16 @@
 """The pack's production path: democratic-csi's image under Nomad's docker driver, privileged on the node, from
 `nomad-pack run` with the zfs-generic-nfs variables a production user sets (and the image built here in place of
 the pinned upstream one), beside the stack's raw_exec plugin under its own plugin id. Tenant demo's workloads use a
-volume of it under docker and under exec, and csi-sanity, the CSI conformance suite, runs against it."""
+volume of it under docker and under exec, and csi-sanity, the CSI conformance suite, runs against it, and its
+controller suite against the zfs-generic-iscsi driver's plugin beside it (test_iscsi_target.py's set-up)."""
 
 import re
 
 import pytest
 
+import iscsi_stack
 from conftest import PARENT, REPO, STACK
-from csi_sanity import LAST, PARTS, Sanity, specs_to_run, storage_state, summary
+from csi_sanity import CONTROLLER, CONTROLLER_PARTS, PARTS, Sanity, run_suites, storage_state
 from zfsvm_client import STOP_BACKUPS, without_backups
 
 PLUGIN = 'zfs-docker'
@@ -85,15 +87,25 @@ def no_backups(vm):
     vm.sh("systemctl start sanoid.timer 'zfs-replication-pull@*.timer'", check=False)
 
 
-def test_csi_sanity_passes_against_it_and_touches_nothing_else(stack, vm, docker_plugin, no_backups):
-    sanity = Sanity(stack, vm, *JOBS)
-    before = storage_state(vm)
-    ran = sanity.run(PARTS)
-    ran.update(sanity.run(LAST))
-    for part, (code, out) in ran.items():
-        assert code == 0, part + ':\n' + summary(out) + '\n' + out[-6000:]
-    # Every spec but the skipped ones ran once: the parts add up to the whole suite.
-    whole = sanity.whole_suite()
-    assert sum(specs_to_run(out) for _code, out in ran.values()) == specs_to_run(whole), whole[-2000:]
-    assert storage_state(vm) == before
-    assert sanity.leftovers() == []
+@pytest.fixture
+def iscsi_plugin(stack, vm):
+    """The zfs-generic-iscsi driver's storage instance and initiator (iscsi_host.yml, whose checks are
+    test_iscsi_target.py's) and its plugin under docker; all gone afterwards."""
+    with iscsi_stack.host_undone_after(vm):
+        prepared = stack.playbook(iscsi_stack.PLAYBOOK, extra=dict(iscsi_stack.STORAGE, **iscsi_stack.INITIATOR))
+        assert prepared.returncode == 0, prepared.stdout[-3000:]
+        with iscsi_stack.plugin(stack):
+            yield
+
+
+def test_csi_sanity_passes_against_it_and_touches_nothing_else(stack, vm, docker_plugin, iscsi_plugin, no_backups):
+    """The whole suite against the NFS driver's plugin and the controller's suite against the iSCSI driver's, side
+    by side (each deployment's specs wait on SSH to the emulated guest and on democratic-csi's own sleeps): the NFS
+    plugin's parts beside the iSCSI plugin's list specs, then the other way round. What they make they take back,
+    and nothing else changes; no CHAP secret in a log."""
+    nfs, iscsi = Sanity(stack, vm, *JOBS), Sanity(stack, vm, *iscsi_stack.JOBS)
+    before = storage_state(vm), vm.zfs('allow', iscsi_stack.PARENT).stdout, iscsi_stack.targets(vm)
+    run_suites(vm, {'nfs': (nfs, PARTS, []), 'iscsi': (iscsi, CONTROLLER_PARTS, [CONTROLLER])})
+    assert (storage_state(vm), vm.zfs('allow', iscsi_stack.PARENT).stdout, iscsi_stack.targets(vm)) == before
+    assert nfs.leftovers() == []
+    assert not iscsi_stack.logs_with_the_secret(stack, vm)

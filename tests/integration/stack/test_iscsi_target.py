@@ -2,41 +2,34 @@
 user csi-iscsi and parent tank/nomad/iscsi, democratic-csi's own targetcli scripts over SSH as that user, and forged
 ones. Root's targetcli exports any block device of the host to anyone, so the user reaches it only through the role's
 confined targetcli (files/targetcli-root.py). Then the pack's plugin under docker, end to end: a volume is a zvol
-behind CHAP that the node logs in to, formats and mounts for a workload."""
+behind CHAP that the node logs in to, formats and mounts for a workload. (test_docker_plugin.py runs csi-sanity's
+controller suite against it.)"""
 
 import shlex
 
 import pytest
 
-from conftest import REPO, STACK
+import iscsi_stack
+from conftest import STACK
+from iscsi_stack import (
+    BASENAME,
+    CONFIGFS,
+    INITIATOR,
+    ISCSID_CONF,
+    PARENT,
+    PLAYBOOK,
+    PLUGIN,
+    SECRET,
+    STORAGE,
+    USER,
+    logs_with_the_secret,
+    sessions,
+    targets,
+)
 from zfsvm_client import changed, wait_until
 
-USER = 'csi-iscsi'
-PARENT = 'tank/nomad/iscsi'
-BASENAME = 'iqn.2003-01.org.linux-iscsi.storage:nomad'
 VOLUME, NAME = 'Pg-1', 'pg-1'
 IQN = BASENAME + ':' + NAME
-SECRET = 'chap-S3cret.4242'
-STORAGE = {
-    'nomad_zfs_csi_storage': {
-        'driver': 'zfs-generic-iscsi',
-        'parent': PARENT,
-        'snapshots_parent': PARENT + '-snapshots',
-        'zfs_cli_path': '',
-        'iscsi_basename': BASENAME,
-    },
-    'storage_host_user': USER,
-    'storage_host_keep_users': [],
-}
-CONFIGFS = '/sys/kernel/config/target'
-PLUGIN = 'zfs-iscsi'
-JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
-VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-iscsi-docker-local-stack.hcl'
-# The node's half of CHAP, which the iscsi_initiator role sets on each node: the defaults of every node record that
-# iscsiadm makes. (democratic-csi v1.9.4 prints each iscsiadm command it runs, so a pair in a volume's secrets
-# (node-db.node.session.auth.*) would be in the node plugin's log at every stage.)
-ISCSID_CONF = '/etc/iscsi/iscsid.conf'
-INITIATOR = {'iscsi_initiator_chap_username': 'nomad', 'iscsi_initiator_chap_password': SECRET}
 NODE_CHAP = [
     'node.session.auth.authmethod = CHAP',
     'node.session.auth.username = nomad',
@@ -90,14 +83,6 @@ def democratic_csi(vm, text):
     return vm.sh('sh -c \'echo "%s" | sudo targetcli\'' % text, user=USER, check=False)
 
 
-def targets(vm):
-    """The kernel's iSCSI targets and block backstores, as configfs holds them."""
-    return vm.sh(
-        'cd %s 2>/dev/null && ls -d iscsi/iqn.* core/iblock_*/*/ 2>/dev/null | sort; '
-        'cat core/iblock_*/*/udev_path 2>/dev/null || true' % CONFIGFS
-    ).stdout
-
-
 @pytest.fixture(scope='module')
 def iscsi_host(stack, vm):
     """The storage_host and iscsi_initiator roles (iscsi_host.yml). A CHAP pair no target could be given stops the
@@ -110,15 +95,14 @@ def iscsi_host(stack, vm):
     assert refused.returncode != 0 and 'iscsi_initiator_chap_password take letters' in refused.stdout
     extra = dict(STORAGE, **INITIATOR)
     original = vm.sh('md5sum ' + ISCSID_CONF).stdout
-    checked = stack.playbook(STACK / 'iscsi_host.yml', '--check', '--diff', '-vvv', extra=extra)
+    checked = stack.playbook(PLAYBOOK, '--check', '--diff', '-vvv', extra=extra)
     assert checked.returncode == 0, checked.stdout[-3000:]
     assert changed(checked)['zfsvm'] > 0 and vm.sh('md5sum ' + ISCSID_CONF).stdout == original
     assert vm.sh('id %s' % USER, check=False).returncode != 0
     assert vm.zfs('list', PARENT, check=False).returncode != 0
     nfs_storage = vm.sh('cat %s' % NFS_CONF).stdout
-    vm.sh('cp -p {0} {0}.orig'.format(ISCSID_CONF))
-    try:
-        runs = [stack.playbook(STACK / 'iscsi_host.yml', '-vvv', extra=extra) for _run in range(2)]
+    with iscsi_stack.host_undone_after(vm):
+        runs = [stack.playbook(PLAYBOOK, '-vvv', extra=extra) for _run in range(2)]
         assert [run.returncode for run in runs] == [0, 0], runs[-1].stdout[-3000:]
         assert [changed(run)['zfsvm'] > 0 for run in runs] == [True, False], runs[1].stdout[-3000:]
         assert not [run for run in [refused, checked] + runs if SECRET in run.stdout + run.stderr]
@@ -133,17 +117,6 @@ def iscsi_host(stack, vm):
         assert made.returncode == 0, made.stderr
         vm.sh('udevadm settle')
         yield
-    finally:
-        # The stack's NFS storage keeps running; what this instance made goes.
-        vm.sh('targetcli clearconfig confirm=True >/dev/null; targetcli saveconfig >/dev/null', check=False)
-        vm.zfs('destroy', '-r', PARENT, check=False)
-        vm.zfs('destroy', '-r', PARENT + '-snapshots', check=False)
-        vm.sh(
-            'pkill -KILL -u {0}; sleep 1; userdel -r {0}; '
-            'rm -f /etc/sudoers.d/nomad-zfs-csi-{0} /etc/nomad-zfs-csi/storage/{0}.conf; '
-            'rm -rf /usr/local/libexec/nomad-zfs-csi/sudo-bin; mv {1}.orig {1}'.format(USER, ISCSID_CONF),
-            check=False,
-        )
 
 
 def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm, iscsi_host):
@@ -212,22 +185,14 @@ def test_the_user_cannot_point_its_zvol_path_elsewhere(vm, iscsi_host):
     assert vm.sh('test -w /dev/zvol/%s' % shlex.quote(PARENT), user=USER, check=False).returncode != 0
 
 
-def sessions(vm):
-    """The node's iSCSI sessions (iscsiadm exits 21 when there are none)."""
-    return vm.sh('iscsiadm -m session 2>/dev/null || true').stdout.strip()
-
-
 def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_grow(stack, vm, iscsi_host):
     """The pack under docker with the CHAP pair in the controller's variable: a volume is a zvol of the parent and a
     target that asks for CHAP; a workload's node logs in with the pair the iscsi_initiator role set, formats and
     mounts it, and logs out after; grown while unused, the next allocation reads the file on the larger filesystem;
     deleted, the target and the zvol go. The secret is in no log."""
-    key = open(stack.env['ZFSVM_KEY']).read()
-    chap = {'iscsi_chap_userid': 'nomad', 'iscsi_chap_password': SECRET}
-    secrets = {JOBS[0]: dict(chap, ssh_private_key=key), JOBS[1]: {'ssh_private_key': key}}
     args = {'plugin_id': PLUGIN, 'capacity_min': '256M', 'capacity_max': '256M'}
     volume, zvol = 't-iscsi', PARENT + '/t-iscsi'
-    with stack.pack_plugin(VARS, PLUGIN, JOBS, secrets=secrets):
+    with iscsi_stack.plugin(stack):
         try:
             made = stack.volume(volume, **args)
             assert made['rc'] == 0 and made['changed'], made
@@ -249,11 +214,7 @@ def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_gro
             # ext4 on the grown LUN, less its own metadata: grown at the stage.
             assert 400 * MIB < int(stack.workload(volume, 'size')) <= 512 * MIB
 
-            logs = [vm.sh('journalctl --since -15min -o cat').stdout] + [
-                stack.nomad('alloc', 'logs', '-stderr', alloc).stdout + stack.nomad('alloc', 'logs', alloc).stdout
-                for alloc in (stack.running_alloc(job) for job in JOBS)
-            ]
-            assert not [log for log in logs if SECRET in log]
+            assert not logs_with_the_secret(stack, vm)
         finally:
             deleted = stack.volume(volume, **dict(args, state='deleted'))
     assert deleted['rc'] == 0 and deleted['changed'], deleted
