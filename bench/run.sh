@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, plugin or all. The anchors
-# (community.general) come from the `ansible` package, installed into a venv of its own so the
+# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio or all. The
+# anchors (community.general) come from the `ansible` package, installed into a venv of its own so the
 # collection's venv stays minimal; python-nomad is there for both Nomad modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,7 @@ case ${BENCH:-zfs} in
   # No anchor module here: the repo's venv, whose pytest the stack's test helpers import.
   move) .venv/bin/python bench/move_bench.py ;;
   plugin) .venv/bin/python bench/plugin_bench.py ;;
-  all) for b in zfs nomad wrapper volumes host_volumes replication move plugin; do BENCH=$b bash "$0"; done ;;
-  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, plugin or all" >&2; exit 2 ;;
+  fio) .venv/bin/python bench/fio_bench.py ;;
+  all) for b in zfs nomad wrapper volumes host_volumes replication move plugin fio; do BENCH=$b bash "$0"; done ;;
+  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio or all" >&2; exit 2 ;;
 esac
