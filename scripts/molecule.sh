@@ -16,6 +16,10 @@ scenarios=("$@")
 # prepare starts from a clean tank/nomad and its destroy stops the VM.
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(csi_plugin storage_host)
 for scenario in "${scenarios[@]}"; do
+  # A run killed midway (a cancelled job) leaves the scenario's state saying created and prepared, with the
+  # inventory of a VM that is gone: the next run would skip create and prepare and fail on a stale port (seen
+  # 2026-11-28: "ssh: connect to host 127.0.0.1 port 58635: Connection refused"). reset removes that state only.
+  reset=$(.venv/bin/molecule reset -s "$scenario" 2>&1) || { echo "$reset" >&2; exit 1; }
   log=$(mktemp)
   .venv/bin/molecule test -s "$scenario" 2>&1 | tee "$log"
   grep -qE '[0-9]+ passed' "$log" || { echo "molecule: scenario $scenario ran no verifier tests" >&2; exit 1; }
