@@ -46,13 +46,8 @@ FLOOR_MOUNT = '/mnt/bench-fio-zvol'
 
 def in_workload(stack, volume, job_args):
     """fio's report of one job in one allocation of the workload on the volume."""
-    job = {'src': str(WORKLOAD), 'variables': {'volume': volume, 'fio_args': COMMON + job_args + ['--directory=/data']}}
-    try:
-        ran = stack.module('nomad_job', dict(job, wait_timeout=600))
-        assert ran['rc'] == 0, ran.get('msg', ran)
-        return json.loads(stack.nomad('alloc', 'logs', ran['allocations'][0]['id']).stdout)
-    finally:
-        stack.module('nomad_job', dict(job, state='absent', purge=True))
+    variables = {'volume': volume, 'fio_args': COMMON + job_args + ['--directory=/data']}
+    return json.loads(stack.batch(WORKLOAD, variables))
 
 
 def on_host(vm, directory, job_args):

@@ -228,14 +228,18 @@ class Stack(object):
         return result
 
     def workload(self, volume, action, volume_type='csi', token=None, namespace='default'):
-        """One allocation of scripts/demo-workload.nomad on the volume, run by nomad_job, which waits until the
-        batch job completed; returns what the task printed."""
+        """One allocation of scripts/demo-workload.nomad on the volume (batch); returns what the task printed."""
         variables = {'action': action, 'volume': volume, 'volume_type': volume_type}
+        return self.batch(WORKLOAD, variables, token=token, namespace=namespace)
+
+    def batch(self, src, variables, token=None, namespace='default'):
+        """One allocation of a batch job file with its variables, run by nomad_job, which waits until the job
+        completed; returns what the task printed."""
         as_token = {'NOMAD_TOKEN': token} if token else None
-        job = {'src': str(WORKLOAD), 'variables': variables, 'namespace': namespace}
+        job = {'src': str(src), 'variables': variables, 'namespace': namespace}
         try:
             ran = self.module('nomad_job', dict(job, wait_timeout=300), extra_env=as_token)
-            assert ran['rc'] == 0, 'workload %s on %s: %s' % (action, volume, ran.get('msg', ran))
+            assert ran['rc'] == 0, '%s with %s: %s' % (src.name, variables, ran.get('msg', ran))
             out = self.nomad('alloc', 'logs', ran['allocations'][0]['id'], token=token, namespace=namespace).stdout
         finally:
             # Also when it failed: a job left running would keep its claim on the volume.
