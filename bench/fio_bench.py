@@ -91,31 +91,28 @@ def main():
     stack = Stack(vm)
     nfs, iscsi = 'bench-fio-nfs', 'bench-fio-iscsi'
     runs = {}
-    with iscsi_stack.host_undone_after(vm):
-        prepared = stack.playbook(iscsi_stack.PLAYBOOK, extra=dict(iscsi_stack.STORAGE, **iscsi_stack.INITIATOR))
-        assert prepared.returncode == 0, prepared.stdout[-3000:]
-        with iscsi_stack.plugin(stack):
-            sized = {'capacity_min': SIZE, 'capacity_max': SIZE}
-            try:
-                for volume, plugin in ((nfs, 'zfs'), (iscsi, iscsi_stack.PLUGIN)):
-                    made = stack.volume(volume, plugin_id=plugin, **sized)
-                    assert made['rc'] == 0, made
-                floor_zvol(vm, '%s/%s' % (iscsi_stack.PARENT, iscsi))
-                ways = [
-                    ('NFS (dataset), in the workload', lambda args: in_workload(stack, nfs, args)),
-                    ('iSCSI (zvol, ext4), in the workload', lambda args: in_workload(stack, iscsi, args)),
-                    ('dataset on the storage host', lambda args: on_host(vm, '/%s/%s' % (PARENT, nfs), args)),
-                    ('zvol with ext4 on the storage host', lambda args: on_host(vm, FLOOR_MOUNT, args)),
-                ]
-                for _round in range(ROUNDS):  # in turn, so that a slow minute of the host weighs on each
-                    for label, run in ways:
-                        for job, args in JOBS.items():
-                            runs.setdefault(label, {}).setdefault(job, []).append(figures(run(args)))
-            finally:
-                vm.sh('umount %s' % FLOOR_MOUNT, check=False)
-                vm.zfs('destroy', FLOOR_ZVOL, check=False)
-                stack.volume(nfs, plugin_id='zfs', state='deleted')
-                stack.volume(iscsi, plugin_id=iscsi_stack.PLUGIN, state='deleted')
+    with iscsi_stack.driver(stack, vm):
+        sized = {'capacity_min': SIZE, 'capacity_max': SIZE}
+        try:
+            for volume, plugin in ((nfs, 'zfs'), (iscsi, iscsi_stack.PLUGIN)):
+                made = stack.volume(volume, plugin_id=plugin, **sized)
+                assert made['rc'] == 0, made
+            floor_zvol(vm, '%s/%s' % (iscsi_stack.PARENT, iscsi))
+            ways = [
+                ('NFS (dataset), in the workload', lambda args: in_workload(stack, nfs, args)),
+                ('iSCSI (zvol, ext4), in the workload', lambda args: in_workload(stack, iscsi, args)),
+                ('dataset on the storage host', lambda args: on_host(vm, '/%s/%s' % (PARENT, nfs), args)),
+                ('zvol with ext4 on the storage host', lambda args: on_host(vm, FLOOR_MOUNT, args)),
+            ]
+            for _round in range(ROUNDS):  # in turn, so that a slow minute of the host weighs on each
+                for label, run in ways:
+                    for job, args in JOBS.items():
+                        runs.setdefault(label, {}).setdefault(job, []).append(figures(run(args)))
+        finally:
+            vm.sh('umount %s' % FLOOR_MOUNT, check=False)
+            vm.zfs('destroy', FLOOR_ZVOL, check=False)
+            stack.volume(nfs, plugin_id='zfs', state='deleted')
+            stack.volume(iscsi, plugin_id=iscsi_stack.PLUGIN, state='deleted')
     report(runs, version)
 
 

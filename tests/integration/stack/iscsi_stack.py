@@ -52,6 +52,17 @@ def host_undone_after(vm):
         )
 
 
+@contextlib.contextmanager
+def driver(stack, vm):
+    """The storage instance and initiator as iscsi_host.yml makes them (whose checks are test_iscsi_target.py's),
+    then the plugin; all gone afterwards."""
+    with host_undone_after(vm):
+        prepared = stack.playbook(PLAYBOOK, extra=dict(STORAGE, **INITIATOR))
+        assert prepared.returncode == 0, prepared.stdout[-3000:]
+        with plugin(stack):
+            yield
+
+
 def plugin(stack):
     """The pack's plugin under docker (stack.pack_plugin), the CHAP pair in the controller's variable."""
     key = open(stack.env['ZFSVM_KEY']).read()

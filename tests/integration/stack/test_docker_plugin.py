@@ -94,13 +94,9 @@ def no_backups(vm):
 
 @pytest.fixture
 def iscsi_plugin(stack, vm):
-    """The zfs-generic-iscsi driver's storage instance and initiator (iscsi_host.yml, whose checks are
-    test_iscsi_target.py's) and its plugin under docker; all gone afterwards."""
-    with iscsi_stack.host_undone_after(vm):
-        prepared = stack.playbook(iscsi_stack.PLAYBOOK, extra=dict(iscsi_stack.STORAGE, **iscsi_stack.INITIATOR))
-        assert prepared.returncode == 0, prepared.stdout[-3000:]
-        with iscsi_stack.plugin(stack):
-            yield
+    """The zfs-generic-iscsi driver's storage instance, initiator and plugin under docker; all gone afterwards."""
+    with iscsi_stack.driver(stack, vm):
+        yield
 
 
 def test_csi_sanity_passes_against_it_and_touches_nothing_else(stack, vm, docker_plugin, no_backups, request):
