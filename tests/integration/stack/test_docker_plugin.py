@@ -1,11 +1,9 @@
 """The pack's production path: democratic-csi's image under Nomad's docker driver, privileged on the node, from
 `nomad-pack run` with the zfs-generic-nfs variables a production user sets (and the image built here in place of
 the pinned upstream one), beside the stack's raw_exec plugin under its own plugin id. Tenant demo's workloads use a
-volume of it under docker and under exec, and csi-sanity, the CSI conformance suite, runs against it; with
-NZC_ISCSI_SANITY=1 also its controller suite against the zfs-generic-iscsi driver's plugin beside it
-(test_iscsi_target.py's set-up)."""
+volume of it under docker and under exec, and csi-sanity, the CSI conformance suite, runs against it, and its
+controller suite against the zfs-generic-iscsi driver's plugin beside it (test_iscsi_target.py's set-up)."""
 
-import os
 import re
 
 import pytest
@@ -23,9 +21,6 @@ IMAGE = re.search(r'^image\s*=\s*"([^"]+)"', VARS.read_text(), re.M).group(1)
 NAMESPACE = 'demo'
 VOLUME = 't-docker'
 GIB = 1024**3
-# On request only: it passes, but on make test's one vCPU per VM the test took 903.9 s with it against about 300 s
-# without (2026-11-28), over the suite's budget; docs/testing.md has the figures.
-ISCSI_SANITY = os.environ.get('NZC_ISCSI_SANITY') == '1'
 
 
 @pytest.fixture(scope='module')
@@ -99,22 +94,21 @@ def iscsi_plugin(stack, vm):
         yield
 
 
-def test_csi_sanity_passes_against_it_and_touches_nothing_else(stack, vm, docker_plugin, no_backups, request):
-    """The whole suite against the NFS driver's plugin; with ISCSI_SANITY the controller's suite against the iSCSI
-    driver's beside it (each deployment's specs wait on SSH to the emulated guest and on democratic-csi's own
+def test_csi_sanity_passes_against_it_and_touches_nothing_else(stack, vm, docker_plugin, iscsi_plugin, no_backups):
+    """The whole suite against the NFS driver's plugin and the controller's suite against the iSCSI driver's
+    beside it (each deployment's specs wait on SSH to the emulated guest and on democratic-csi's own
     sleeps): the NFS plugin's parts beside the iSCSI plugin's list specs, then the other way round. What they make
     they take back, and nothing else changes; no CHAP secret in a log."""
-    suites = {'nfs': (Sanity(stack, vm, *JOBS), PARTS, [])}
-    if ISCSI_SANITY:
-        request.getfixturevalue('iscsi_plugin')
-        suites['iscsi'] = (Sanity(stack, vm, *iscsi_stack.JOBS), CONTROLLER_PARTS, [CONTROLLER])
+    suites = {
+        'nfs': (Sanity(stack, vm, *JOBS), PARTS, []),
+        'iscsi': (Sanity(stack, vm, *iscsi_stack.JOBS), CONTROLLER_PARTS, [CONTROLLER]),
+    }
 
     def state():
-        iscsi = (vm.zfs('allow', iscsi_stack.PARENT).stdout, iscsi_stack.targets(vm)) if ISCSI_SANITY else ()
-        return storage_state(vm), iscsi
+        return storage_state(vm), vm.zfs('allow', iscsi_stack.PARENT).stdout, iscsi_stack.targets(vm)
 
     before = state()
     run_suites(vm, suites)
     assert state() == before
     assert suites['nfs'][0].leftovers() == []
-    assert not ISCSI_SANITY or not iscsi_stack.logs_with_the_secret(stack, vm)
+    assert not iscsi_stack.logs_with_the_secret(stack, vm)

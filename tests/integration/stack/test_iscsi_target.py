@@ -120,26 +120,41 @@ def iscsi_host(stack, vm):
 
 
 def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm, iscsi_host):
+    """Applied through rtslib as targetcli would, saved for the boot, and converging: democratic-csi sends the same
+    create again on each CreateVolume of an existing volume and after a failure half-way (a target without its LUN),
+    the same delete on each retry."""
     made = democratic_csi(vm, script(CREATE))
     assert made.returncode == 0, made.stdout + made.stderr
-    # targetcli echoes the secret it set ("Parameter password is now '...'."), and democratic-csi logs this answer.
-    assert "Parameter password is now '<redacted>'." in made.stdout and SECRET not in made.stdout
+    # democratic-csi logs the answer: it names each auth step, never its value.
+    assert 'Set auth password on %s.' % IQN in made.stdout and SECRET not in made.stdout
     try:
         tpg = '%s/iscsi/%s/tpgt_1' % (CONFIGFS, IQN)
-        assert vm.sh('cat %s/attrib/authentication %s/auth/userid' % (tpg, tpg)).stdout.split() == ['1', 'nomad']
-        assert targets(vm).split() == [
+        exported = [
             'core/iblock_0/%s/' % NAME,
             'iscsi/' + IQN,
             '/dev/zvol/%s/%s' % (PARENT, VOLUME),
         ]
-        # Saved for the restore at boot (rtslib-fb-targetctl), which the role enabled.
+        assert targets(vm).split() == exported
+        # As targetcli makes a target: enabled, a portal on every address, the backstore's name as its model.
+        assert vm.sh(
+            'cd {0} && cat enable attrib/authentication auth/userid attrib/generate_node_acls && ls np && ls lun && '
+            'cat {1}/core/iblock_0/{2}/attrib/emulate_model_alias'.format(tpg, CONFIGFS, NAME)
+        ).stdout.split() == ['1', '1', 'nomad', '1', '0.0.0.0:3260', 'lun_0', '1']
+        vm.sh('find {0}/lun/lun_0 -maxdepth 1 -type l -delete && rmdir {0}/lun/lun_0'.format(tpg))
+        again = democratic_csi(vm, script(CREATE))
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert targets(vm).split() == exported and vm.sh('ls %s/lun' % tpg).stdout.split() == ['lun_0']
+        # Saved for the restore at boot (rtslib-fb-targetctl), which the role enabled, the previous file backed up.
         assert IQN in vm.sh('cat /etc/rtslib-fb-target/saveconfig.json').stdout
         assert vm.sh('systemctl is-enabled rtslib-fb-targetctl').stdout.strip() == 'enabled'
+        assert vm.sh('ls /etc/rtslib-fb-target/backup | wc -l').stdout.strip() != '0'
     finally:
         gone = democratic_csi(vm, script(DELETE))
     assert gone.returncode == 0, gone.stdout + gone.stderr
-    assert targets(vm) == ''
-    # The script reached root's targetcli on stdin: no CHAP secret in sudo's log, or anywhere in the journal.
+    assert targets(vm) == '' and IQN not in vm.sh('cat /etc/rtslib-fb-target/saveconfig.json').stdout
+    again = democratic_csi(vm, script(DELETE))
+    assert again.returncode == 0 and 'No target %s.' % IQN in again.stdout, again.stdout + again.stderr
+    # The script reached the confined targetcli on stdin: no CHAP secret in sudo's log, or anywhere in the journal.
     assert SECRET not in vm.sh('journalctl --since -10min -o cat').stdout
 
 

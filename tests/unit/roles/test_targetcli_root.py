@@ -63,33 +63,26 @@ def run(text, zvol_type=PG_1_IS_A_ZVOL, live=None):
     return helper.plan(helper.parse(text, CONF), CONF, zvol_type, live or NOTHING)
 
 
-def test_democratic_csis_create_runs_as_rebuilt_from_what_was_parsed():
-    assert run(CREATE).splitlines() == [
-        'cd /iscsi',
-        'create %s:pg-1' % BASENAME,
-        'cd /iscsi/%s:pg-1/tpg1' % BASENAME,
-        'set attribute authentication=1',
-        'cd /iscsi/%s:pg-1/tpg1' % BASENAME,
-        'set attribute generate_node_acls=1',
-        'cd /iscsi/%s:pg-1/tpg1' % BASENAME,
-        'set auth userid=nomad',
-        'cd /iscsi/%s:pg-1/tpg1' % BASENAME,
-        'set auth password=' + SECRET,
-        'cd /backstores/block',
-        'create pg-1 /dev/zvol/tank/nomad/iscsi/Pg-1',
-        'cd /backstores/block/pg-1',
-        'set attribute emulate_tpu=1',
-        'cd /iscsi/%s:pg-1/tpg1/luns' % BASENAME,
-        'create /backstores/block/pg-1',
+def test_democratic_csis_create_is_applied_as_parsed():
+    iqn = BASENAME + ':pg-1'
+    assert run(CREATE) == [
+        ('create_target', iqn, None),
+        ('tpg_attribute', iqn, ('authentication', '1')),
+        ('tpg_attribute', iqn, ('generate_node_acls', '1')),
+        ('tpg_auth', iqn, ('userid', 'nomad')),
+        ('tpg_auth', iqn, ('password', SECRET)),
+        ('create_block', 'pg-1', OURS),
+        ('block_attribute', 'pg-1', ('emulate_tpu', '1')),
+        ('create_lun', iqn, 'pg-1'),
     ]
 
 
-def test_democratic_csis_delete_runs_for_its_own_target_and_backstore_or_for_none():
+def test_democratic_csis_delete_is_applied_for_its_own_target_and_backstore_or_for_none():
     live = {'blocks': {'pg-1': OURS}, 'targets': {BASENAME + ':pg-1': ['pg-1']}}
-    expected = ['cd /iscsi', 'delete %s:pg-1' % BASENAME, 'cd /backstores/block', 'delete pg-1']
-    assert run(DELETE, live=live).splitlines() == expected
-    # Already gone (a retry): targetcli says so, as it would have.
-    assert run(DELETE).splitlines() == expected
+    expected = [('delete_target', BASENAME + ':pg-1', None), ('delete_block', 'pg-1', None)]
+    assert run(DELETE, live=live) == expected
+    # Already gone (a retry): nothing to delete, which is no error.
+    assert run(DELETE) == expected
 
 
 @pytest.mark.parametrize(
@@ -191,17 +184,37 @@ def test_the_kernels_configuration_is_read_from_configfs(tmp_path):
     assert helper.read_live(str(tmp_path / 'absent')) == NOTHING
 
 
-def test_targetclis_echo_of_a_chap_secret_is_redacted():
-    # What targetcli 2.1.53 printed in the VM for set auth lines on its stdin, after its prompt.
-    echoed = (
-        "/iscsi/iqn.20...ample:zz/tpg1> Parameter userid is now 'u'.\n"
-        "/iscsi/iqn.20...ample:zz/tpg1> Parameter password is now 'abc'.\n"
-        "/iscsi/iqn.20...ample:zz/tpg1> Parameter mutual_password is now 'd:e/f'.\n"
-        '/iscsi/iqn.20...ample:zz/tpg1> exit\n'
+def test_a_failure_never_quotes_a_chap_secret():
+    assert helper.redacted('cannot write %s to auth/password' % SECRET, [SECRET]) == (
+        'cannot write <redacted> to auth/password'
     )
-    assert helper.redact(echoed) == (
-        "/iscsi/iqn.20...ample:zz/tpg1> Parameter userid is now 'u'.\n"
-        "/iscsi/iqn.20...ample:zz/tpg1> Parameter password is now '<redacted>'.\n"
-        "/iscsi/iqn.20...ample:zz/tpg1> Parameter mutual_password is now '<redacted>'.\n"
-        '/iscsi/iqn.20...ample:zz/tpg1> exit\n'
-    )
+
+
+class Saved(object):
+    """rtslib's RTSRoot, as far as save() uses it: writes the configuration it holds."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def RTSRoot(self):
+        return self
+
+    def save_to_file(self, path):
+        Path(path).write_text(self.text)
+
+
+def test_each_save_keeps_the_previous_configuration_as_targetcli_does(tmp_path, monkeypatch):
+    save_file = tmp_path / 'saveconfig.json'
+    stamps = iter('2026%04d-00:00:00' % n for n in range(100))
+    monkeypatch.setattr(helper.time, 'strftime', lambda _format: next(stamps))
+    helper.save(Saved('{"a": 1}'), str(save_file))
+    assert not list((tmp_path / 'backup').iterdir())
+    for n in range(2, 14):
+        helper.save(Saved('{"a": %d}' % n), str(save_file))
+    # Saving the same again backs nothing up twice.
+    helper.save(Saved('{"a": 13}'), str(save_file))
+    helper.save(Saved('{"a": 13}'), str(save_file))
+    backups = sorted((tmp_path / 'backup').iterdir())
+    assert [helper.read_backup(str(path)) for path in backups] == [b'{"a": %d}' % n for n in range(3, 14)][-10:]
+    assert save_file.read_text() == '{"a": 13}'
+    assert {oct(path.stat().st_mode & 0o777) for path in backups} == {'0o600'}
