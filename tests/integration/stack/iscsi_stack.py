@@ -32,6 +32,53 @@ PLUGIN = 'zfs-iscsi'
 JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
 VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-iscsi-docker-local-stack.hcl'
 
+# democratic-csi v1.9.4's createShare and deleteShare scripts (controller-zfs-generic), with the tpg attributes
+# and CHAP a production configuration sets, as targetCliCommand sends them.
+CREATE = """# create target
+cd /iscsi
+create {iqn}
+
+# setup tpg
+cd /iscsi/{iqn}/tpg1
+
+set attribute authentication=1
+set attribute generate_node_acls=1
+set attribute cache_dynamic_acls=1
+set attribute demo_mode_write_protect=0
+set auth userid=nomad
+set auth password={secret}
+
+
+# create extent
+cd /backstores/block
+create {name} /dev/zvol/{parent}/{volume}
+cd /backstores/block/{name}
+
+
+# add extent to target/tpg
+cd /iscsi/{iqn}/tpg1/luns
+create /backstores/block/{name}"""
+DELETE = """# delete target
+cd /iscsi
+delete {iqn}
+
+# delete extent
+cd /backstores/block
+delete {name}"""
+
+
+def script(template, volume, **names):
+    """One of them for a zvol of the parent (names: other values, for a forged one)."""
+    name = volume.lower()
+    fields = dict(iqn=BASENAME + ':' + name, name=name, parent=PARENT, volume=volume, secret=SECRET)
+    return template.format(**dict(fields, **names))
+
+
+def democratic_csi(vm, text):
+    """What democratic-csi's targetCliCommand runs over SSH as the service user (sudoEnabled), the script in double
+    quotes inside sh -c's single ones."""
+    return vm.sh('sh -c \'echo "%s" | sudo targetcli\'' % text, user=USER, check=False)
+
 
 @contextlib.contextmanager
 def host_undone_after(vm):

@@ -14,6 +14,8 @@ from conftest import STACK
 from iscsi_stack import (
     BASENAME,
     CONFIGFS,
+    CREATE,
+    DELETE,
     INITIATOR,
     ISCSID_CONF,
     PARENT,
@@ -22,7 +24,9 @@ from iscsi_stack import (
     SECRET,
     STORAGE,
     USER,
+    democratic_csi,
     logs_with_the_secret,
+    script,
     sessions,
     targets,
 )
@@ -38,49 +42,6 @@ NODE_CHAP = [
 MIB = 1024**2
 # The stack's own storage instance's settings (the zfs-generic-nfs plugin's, user csi).
 NFS_CONF = '/etc/nomad-zfs-csi/storage/csi.conf'
-# democratic-csi v1.9.4's createShare and deleteShare scripts (controller-zfs-generic), with the tpg attributes
-# and CHAP a production configuration sets, as targetCliCommand sends them.
-CREATE = """# create target
-cd /iscsi
-create {iqn}
-
-# setup tpg
-cd /iscsi/{iqn}/tpg1
-
-set attribute authentication=1
-set attribute generate_node_acls=1
-set attribute cache_dynamic_acls=1
-set attribute demo_mode_write_protect=0
-set auth userid=nomad
-set auth password={secret}
-
-
-# create extent
-cd /backstores/block
-create {name} /dev/zvol/{parent}/{volume}
-cd /backstores/block/{name}
-
-
-# add extent to target/tpg
-cd /iscsi/{iqn}/tpg1/luns
-create /backstores/block/{name}"""
-DELETE = """# delete target
-cd /iscsi
-delete {iqn}
-
-# delete extent
-cd /backstores/block
-delete {name}"""
-
-
-def script(template, **names):
-    return template.format(**dict(dict(iqn=IQN, name=NAME, parent=PARENT, volume=VOLUME, secret=SECRET), **names))
-
-
-def democratic_csi(vm, text):
-    """What democratic-csi's targetCliCommand runs over SSH as the service user (sudoEnabled), the script in double
-    quotes inside sh -c's single ones."""
-    return vm.sh('sh -c \'echo "%s" | sudo targetcli\'' % text, user=USER, check=False)
 
 
 @pytest.fixture(scope='module')
@@ -123,7 +84,7 @@ def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm
     """Applied through rtslib as targetcli would, saved for the boot, and converging: democratic-csi sends the same
     create again on each CreateVolume of an existing volume and after a failure half-way (a target without its LUN),
     the same delete on each retry."""
-    made = democratic_csi(vm, script(CREATE))
+    made = democratic_csi(vm, script(CREATE, VOLUME))
     assert made.returncode == 0, made.stdout + made.stderr
     # democratic-csi logs the answer: it names each auth step, never its value.
     assert 'Set auth password on %s.' % IQN in made.stdout and SECRET not in made.stdout
@@ -141,7 +102,7 @@ def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm
             'cat {1}/core/iblock_0/{2}/attrib/emulate_model_alias'.format(tpg, CONFIGFS, NAME)
         ).stdout.split() == ['1', '1', 'nomad', '1', '0.0.0.0:3260', 'lun_0', '1']
         vm.sh('find {0}/lun/lun_0 -maxdepth 1 -type l -delete && rmdir {0}/lun/lun_0'.format(tpg))
-        again = democratic_csi(vm, script(CREATE))
+        again = democratic_csi(vm, script(CREATE, VOLUME))
         assert again.returncode == 0, again.stdout + again.stderr
         assert targets(vm).split() == exported and vm.sh('ls %s/lun' % tpg).stdout.split() == ['lun_0']
         # Saved for the restore at boot (rtslib-fb-targetctl), which the role enabled, the previous file backed up.
@@ -149,10 +110,10 @@ def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm
         assert vm.sh('systemctl is-enabled rtslib-fb-targetctl').stdout.strip() == 'enabled'
         assert vm.sh('ls /etc/rtslib-fb-target/backup | wc -l').stdout.strip() != '0'
     finally:
-        gone = democratic_csi(vm, script(DELETE))
+        gone = democratic_csi(vm, script(DELETE, VOLUME))
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert targets(vm) == '' and IQN not in vm.sh('cat /etc/rtslib-fb-target/saveconfig.json').stdout
-    again = democratic_csi(vm, script(DELETE))
+    again = democratic_csi(vm, script(DELETE, VOLUME))
     assert again.returncode == 0 and 'No target %s.' % IQN in again.stdout, again.stdout + again.stderr
     # The script reached the confined targetcli on stdin: no CHAP secret in sudo's log, or anywhere in the journal.
     assert SECRET not in vm.sh('journalctl --since -10min -o cat').stdout
@@ -169,9 +130,9 @@ def test_forged_targetcli_scripts_are_refused_and_nothing_changes(vm, iscsi_host
         vm.sh('targetcli /iscsi/%s:ops/tpg1/luns create /backstores/block/ops >/dev/null' % BASENAME)
         before = targets(vm)
         forged = {
-            'the host disk': script(CREATE.replace('/dev/zvol/{parent}/{volume}', '/dev/vda')),
-            'a zvol outside the parent': script(CREATE, name='ops-disk', parent='tank', volume='ops-disk'),
-            "the operator's target and backstore": script(DELETE, iqn=BASENAME + ':ops', name='ops'),
+            'the host disk': script(CREATE.replace('/dev/zvol/{parent}/{volume}', '/dev/vda'), VOLUME),
+            'a zvol outside the parent': script(CREATE, 'ops-disk', parent='tank'),
+            "the operator's target and backstore": script(DELETE, 'ops'),
             'a second command on a line': 'cd /iscsi\ncreate %s; saveconfig /tmp/x' % IQN,
             'the root of the tree': 'cd /\nclearconfig confirm=True',
         }

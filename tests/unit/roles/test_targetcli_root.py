@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 HELPER = Path(__file__).resolve().parents[3] / 'roles' / 'storage_host' / 'files' / 'targetcli-root.py'
 SPEC = importlib.util.spec_from_file_location('targetcli_root', str(HELPER))
@@ -218,3 +219,8 @@ def test_each_save_keeps_the_previous_configuration_as_targetcli_does(tmp_path, 
     assert [helper.read_backup(str(path)) for path in backups] == [b'{"a": %d}' % n for n in range(3, 14)][-10:]
     assert save_file.read_text() == '{"a": 13}'
     assert {oct(path.stat().st_mode & 0o777) for path in backups} == {'0o600'}
+
+
+def test_the_role_looks_for_rtslib_where_the_wrapper_imports_it_from():
+    role = yaml.safe_load((HELPER.parents[1] / 'vars' / 'main.yml').read_text())
+    assert role['storage_host_rtslib'] == helper.DIST_PACKAGES + '/rtslib_fb'
