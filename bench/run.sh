@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio or all. The
-# anchors (community.general) come from the `ansible` package, installed into a venv of its own so the
+# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli or
+# all. The anchors (community.general) come from the `ansible` package, installed into a venv of its own so the
 # collection's venv stays minimal; python-nomad is there for both Nomad modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,7 @@ case ${BENCH:-zfs} in
   move) .venv/bin/python bench/move_bench.py ;;
   plugin) .venv/bin/python bench/plugin_bench.py ;;
   fio) .venv/bin/python bench/fio_bench.py ;;
-  all) for b in zfs nomad wrapper volumes host_volumes replication move plugin fio; do BENCH=$b bash "$0"; done ;;
-  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio or all" >&2; exit 2 ;;
+  targetcli) .venv/bin/python bench/targetcli_bench.py ;;
+  all) for b in zfs nomad wrapper volumes host_volumes replication move plugin fio targetcli; do BENCH=$b bash "$0"; done ;;
+  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli or all" >&2; exit 2 ;;
 esac
