@@ -441,7 +441,7 @@ def main(argv):
             return applied(plan(ops, conf, read_zvol_type, read_live()), rts, save_file, user)
     except Refused as e:
         log(syslog.LOG_WARNING, 'refused a targetcli script of %s: %s' % (user, e))
-    except (OSError, UnicodeDecodeError) as e:
+    except (OSError, UnicodeDecodeError, ImportError) as e:  # ImportError: no python3-rtslib-fb
         log(syslog.LOG_ERR, 'could not run a targetcli script of %s: %s' % (user, e))
     return 1
 
