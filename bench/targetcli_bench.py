@@ -29,8 +29,8 @@ TIMED = "TIMEFORMAT='%%R %%U %%S'; time ( sh -c '%s' >/dev/null )"
 
 def call(vm, way, text):
     """(wall s, CPU s) of one script through one way; the way must succeed."""
-    sh = 'echo "%s" | sudo targetcli' % text
-    ran = vm.sh('bash -c ' + shlex.quote(TIMED % sh), user=iscsi_stack.USER if way == 'confined' else 'root')
+    timed = TIMED % iscsi_stack.targetcli_pipe(text)
+    ran = vm.sh('bash -c ' + shlex.quote(timed), user=iscsi_stack.USER if way == 'confined' else 'root')
     wall, user, system = (float(field) for field in ran.stderr.split()[-3:])
     return wall, round(user + system, 3)
 

@@ -4,23 +4,16 @@ role on the same VM (iscsi_host.yml), then the pack's plugin under docker with i
 
 import contextlib
 
+import yaml
+
 from conftest import REPO, STACK
 
-USER = 'csi-iscsi'
-PARENT = 'tank/nomad/iscsi'
-BASENAME = 'iqn.2003-01.org.linux-iscsi.storage:nomad'
+# The storage_host role's variables for the instance, which Molecule's storage_host converge plays too.
+STORAGE = yaml.safe_load((STACK / 'iscsi_storage.yml').read_text())
+USER = STORAGE['storage_host_user']
+PARENT = STORAGE['nomad_zfs_csi_storage']['parent']
+BASENAME = STORAGE['nomad_zfs_csi_storage']['iscsi_basename']
 SECRET = 'chap-S3cret.4242'
-STORAGE = {
-    'nomad_zfs_csi_storage': {
-        'driver': 'zfs-generic-iscsi',
-        'parent': PARENT,
-        'snapshots_parent': PARENT + '-snapshots',
-        'zfs_cli_path': '',
-        'iscsi_basename': BASENAME,
-    },
-    'storage_host_user': USER,
-    'storage_host_keep_users': [],
-}
 # The node's half of CHAP, which the iscsi_initiator role sets on each node: the defaults of every node record that
 # iscsiadm makes. (democratic-csi v1.9.4 prints each iscsiadm command it runs, so a pair in a volume's secrets
 # (node-db.node.session.auth.*) would be in the node plugin's log at every stage.)
@@ -74,10 +67,15 @@ def script(template, volume, **names):
     return template.format(**dict(fields, **names))
 
 
+def targetcli_pipe(text):
+    """What democratic-csi's targetCliCommand runs (sudoEnabled) inside sh -c's single quotes: the script in double
+    quotes, piped into sudo targetcli."""
+    return 'echo "%s" | sudo targetcli' % text
+
+
 def democratic_csi(vm, text):
-    """What democratic-csi's targetCliCommand runs over SSH as the service user (sudoEnabled), the script in double
-    quotes inside sh -c's single ones."""
-    return vm.sh('sh -c \'echo "%s" | sudo targetcli\'' % text, user=USER, check=False)
+    """democratic-csi's targetcli call over SSH as the service user."""
+    return vm.sh("sh -c '%s'" % targetcli_pipe(text), user=USER, check=False)
 
 
 @contextlib.contextmanager

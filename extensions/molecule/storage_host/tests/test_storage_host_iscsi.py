@@ -9,13 +9,15 @@ import pytest
 import testinfra
 import yaml
 
-USER, PARENT = 'csi-iscsi', 'tank/nomad/iscsi'
-SUDO_BIN = '/usr/local/libexec/nomad-zfs-csi/sudo-bin'
 REPO = Path(__file__).resolve().parents[4]
+# The instance converge.yml plays (the integration tests' settings).
+ISCSI = yaml.safe_load((REPO / 'tests/integration/stack/iscsi_storage.yml').read_text())
+USER, PARENT = ISCSI['storage_host_user'], ISCSI['nomad_zfs_csi_storage']['parent']
 # The role's table of what each driver runs (destroy and userprop granted below the parent only), and the parents'
 # own properties that the scenario's inventory sets (inventories/local), which the role grants too.
 ROLE_VARS = yaml.safe_load((REPO / 'roles/storage_host/vars/main.yml').read_text())
 BELOW_ONLY = ROLE_VARS['storage_host_below_parent_only']
+SUDO_BIN = ROLE_VARS['storage_host_sudo_bin']
 PARENT_PROPERTIES = yaml.safe_load((REPO / 'inventories/local/group_vars/storage_hosts.yml').read_text())[
     'storage_host_parent_properties'
 ]
