@@ -5,13 +5,13 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test unit sanity lint changelog pack integration integration-host integration-vm integration-vm-a integration-vm-b molecule demo vm-start vm-stop nomad-start nomad-stop bench
+.PHONY: setup test unit sanity lint changelog pack rules integration integration-host integration-vm integration-vm-a integration-vm-b molecule demo vm-start vm-stop nomad-start nomad-stop bench
 
 setup:
 	bash scripts/setup.sh
 
 ## The README's test command: set-up, then every check in two lanes side by side (scripts/checks.sh):
-## unit, sanity, lint, changelog, pack and integration-host beside integration-vm and molecule.
+## unit, sanity, lint, changelog, pack, rules and integration-host beside integration-vm and molecule.
 test: setup
 	bash scripts/checks.sh
 
@@ -39,6 +39,13 @@ changelog:
 
 pack:
 	$(VENV)/pytest -q -p no:cacheprovider tests/pack
+
+## The zfs_metrics role's alert rules: promtool (Debian's, tests/tools/install-promtool.sh) checks them and runs their
+## unit tests, tests/rules/*.test.yml.
+PROMTOOL := $${NOMAD_ZFS_CSI_CACHE:-$$HOME/.cache/nomad-zfs-csi}/bin/promtool
+rules:
+	$(PROMTOOL) check rules roles/zfs_metrics/files/nomad-zfs-csi.rules.yml
+	$(PROMTOOL) test rules tests/rules/*.test.yml
 
 # The integration tests that need no VM: Nomad agents on this host.
 HOST_ONLY := tests/integration/acl tests/integration/host_volume

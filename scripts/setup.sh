@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the tests and the demo need on a fresh Debian 12 machine:
-# apt packages, the Python venv, Nomad and nomad-pack, democratic-csi and the ZFS
+# apt packages, the Python venv, Nomad and nomad-pack, democratic-csi, promtool and the ZFS
 # VM image. Safe to run again; all
 # expensive results are cached under ~/.cache/nomad-zfs-csi keyed by their inputs.
 set -euo pipefail
@@ -56,6 +56,7 @@ fi
 
 bash tests/tools/build-go-tools.sh
 bash tests/tools/install-democratic-csi.sh >/dev/null
+bash tests/tools/install-promtool.sh >/dev/null
 wait "$image" || { log "the VM image build failed"; exit 1; }
 # Its container layer (docker.io and democratic-csi's image, about 4 minutes cold) needs the image and democratic-csi.
 bash tests/zfsvm/zfsvm.sh build

@@ -121,10 +121,10 @@ SRC
 # (Debian's kernel has it on, and docker loads its default profile with apparmor_parser), targetcli-fb (the LIO
 # iSCSI target's tool, for the zfs-generic-iscsi driver's storage host) and dbus (targetcli asks the system bus for
 # tcmu-runner's backstores, and fails without one), open-iscsi (the node's initiator, which democratic-csi's node
-# runs through chroot /host), and the images of
+# runs through chroot /host), prometheus-node-exporter (which the zfs_metrics role would install), and the images of
 # tests/zfsvm/images.sh imported under the names the tests use. Kept apart from the base image, whose DKMS build
 # takes most of twenty minutes; keyed by the base image, this recipe and the images.
-LAYER_PACKAGES="docker.io apparmor targetcli-fb dbus open-iscsi"
+LAYER_PACKAGES="docker.io apparmor targetcli-fb dbus open-iscsi prometheus-node-exporter"
 DCSI_IMAGE=democraticcsi/democratic-csi:v1.9.4-local
 BUSYBOX_IMAGE=nzc/busybox:local
 

@@ -18,6 +18,7 @@ WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
 STACK = REPO / 'tests' / 'integration' / 'stack'
 CACHE_BIN = CACHE / 'bin'
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
+HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
 # zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
 # The host_volume_plugin role's parent (inventories/local/group_vars/host_volume_clients.yml).
@@ -297,3 +298,26 @@ def stack(vm):
 def run_local(stack):
     """Run one collection module on this host against the stack's Nomad."""
     return stack.module
+
+
+def dataset(name, namespace='default'):
+    """A host volume's dataset."""
+    return '%s/%s/%s' % (HV_PARENT, namespace, name)
+
+
+@pytest.fixture
+def host_volume(stack):
+    """nomad_host_volume against the stack; every volume a test made is deleted with its snapshots afterwards."""
+    made = []
+
+    def run(name, check=False, **args):
+        made.append(name)
+        return stack.module('nomad_host_volume', dict({'name': name, 'capacity_max': '64M'}, **args), check=check)
+
+    yield run
+    for name in made:
+        for snap in stack.vm.zfs(
+            'list', '-H', '-o', 'name', '-t', 'snapshot', dataset(name), check=False
+        ).stdout.split():
+            stack.vm.zfs('destroy', snap)
+        stack.module('nomad_host_volume', {'name': name, 'state': 'deleted'})

@@ -7,41 +7,18 @@ import shlex
 
 import pytest
 
-from conftest import HOST_VOLUME_CONF, STACK
+from conftest import HOST_VOLUME_CONF, HV_PARENT, STACK, dataset
 from conftest import HOST_VOLUME_PLUGIN as PLUGIN
 from zfsvm_client import VERSION, changed
 
-HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
 MARK = 'nomad-zfs-csi:host-volume-id'
 # A snapshot as sanoid names it on the zfs_replication role's schedule.
 SCHEDULED = '@autosnap_2026-11-25_09:00:00_hourly'
 
 
-def dataset(name, namespace='default'):
-    return '%s/%s/%s' % (HV_PARENT, namespace, name)
-
-
 def props(vm, name, *names):
     out = vm.zfs('get', '-Hp', '-o', 'property,value', ','.join(names), name).stdout
     return dict(line.split('\t') for line in out.splitlines())
-
-
-@pytest.fixture
-def host_volume(stack):
-    """nomad_host_volume against the stack; every volume a test made is deleted with its snapshots afterwards."""
-    made = []
-
-    def run(name, check=False, **args):
-        made.append(name)
-        return stack.module('nomad_host_volume', dict({'name': name, 'capacity_max': '64M'}, **args), check=check)
-
-    yield run
-    for name in made:
-        for snap in stack.vm.zfs(
-            'list', '-H', '-o', 'name', '-t', 'snapshot', dataset(name), check=False
-        ).stdout.split():
-            stack.vm.zfs('destroy', snap)
-        stack.module('nomad_host_volume', {'name': name, 'state': 'deleted'})
 
 
 def test_site_installed_the_plugin_and_the_node_reports_it(stack):

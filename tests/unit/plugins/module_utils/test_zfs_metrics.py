@@ -1,0 +1,112 @@
+"""The metrics from a real `zfs list` and `zpool list` captured in the VM by tests/tools/capture-metrics-listings.sh
+(OpenZFS 2.3.2): a CSI filesystem with a refquota and two snapshots, a CSI zvol, a CSI filesystem with no limit and no
+democratic-csi property, a host volume under its namespace's dataset, and a parent that does not exist."""
+
+import re
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_metrics import (
+    COLUMNS,
+    POOL_STATES,
+    VOLUME_METRICS,
+    label_value,
+    parse_datasets,
+    render,
+)
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+
+LISTING = (FIXTURES / 'zfs_list_metrics_2.3.2.txt').read_text()
+POOLS = (FIXTURES / 'zpool_list_metrics_2.3.2.txt').read_text()
+TOP = 'tank/it-metrics'
+PARENTS = [('csi', TOP + '/csi'), ('host', TOP + '/host'), ('csi', TOP + '/missing')]
+# The text format's sample line: a name, labels, a value (prometheus/common's expfmt reads no more than this here).
+SAMPLE = re.compile(
+    r'([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\} (-?[0-9.e+]+)\Z'
+)
+
+
+def samples(text):
+    """{(name, ((label, value), ...)): value} of every sample line, each line checked against the format."""
+    found = {}
+    for line in text.splitlines():
+        if line.startswith('#'):
+            assert re.match(r'# (HELP|TYPE) [a-z_]+ ', line), line
+            continue
+        match = SAMPLE.match(line)
+        assert match, line
+        pairs = tuple(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', match.group(2)))
+        found[(match.group(1), pairs)] = float(match.group(3))
+    return found
+
+
+def volume(dataset, kind, namespace, name):
+    return (('dataset', TOP + dataset), ('kind', kind), ('namespace', namespace), ('volume', name))
+
+
+def test_each_volume_has_its_figures_from_the_listing():
+    got = samples(render(LISTING, POOLS, PARENTS))
+    vol_a, vol_b = volume('/csi/vol-a', 'csi', '', 'vol-a'), volume('/csi/vol-b', 'csi', '', 'vol-b')
+    web = volume('/host/ns1/web', 'host', 'ns1', 'web')
+    assert got[('nomad_zfs_volume_quota_bytes', vol_a)] == 16 * 1024 * 1024  # refquota
+    assert got[('nomad_zfs_volume_quota_bytes', vol_b)] == 64 * 1024 * 1024  # a zvol's volsize
+    assert got[('nomad_zfs_volume_quota_bytes', web)] == 32 * 1024 * 1024
+    assert (got[('nomad_zfs_volume_used_bytes', vol_a)], got[('nomad_zfs_volume_referenced_bytes', vol_a)]) == (
+        1155072,
+        1155072,
+    )
+    assert got[('nomad_zfs_volume_available_bytes', vol_a)] == 15622144
+    assert got[('nomad_zfs_volume_snapshots', vol_a)] == 2 and got[('nomad_zfs_volume_snapshots', vol_b)] == 0
+    # The newest of the two: @two, a second after @one.
+    assert got[('nomad_zfs_volume_newest_snapshot_timestamp_seconds', vol_a)] == 1795889288
+    assert got[('nomad_zfs_volume_newest_snapshot_timestamp_seconds', web)] == 1795889289
+    # No snapshot, no limit: no sample rather than a made-up zero.
+    assert ('nomad_zfs_volume_newest_snapshot_timestamp_seconds', vol_b) not in got
+    vol_c = volume('/csi/vol-c', 'csi', '', 'vol-c')
+    assert ('nomad_zfs_volume_quota_bytes', vol_c) not in got and ('nomad_zfs_volume_used_bytes', vol_c) in got
+
+
+def test_only_volumes_are_reported_and_a_missing_parent_is_named():
+    got = samples(render(LISTING, POOLS, PARENTS))
+    reported = sorted(set(dict(labels)['dataset'] for (name, labels) in got if name == 'nomad_zfs_volume_used_bytes'))
+    # Not the parents, not the namespace's dataset host/ns1, not the snapshots.
+    assert reported == [TOP + '/csi/vol-a', TOP + '/csi/vol-b', TOP + '/csi/vol-c', TOP + '/host/ns1/web']
+    exists = dict((dict(labels)['parent'], value) for (name, labels), value in got.items() if name.endswith('exists'))
+    assert exists == {TOP + '/csi': 1, TOP + '/host': 1, TOP + '/missing': 0}
+
+
+def test_each_pool_has_its_size_and_one_state_set():
+    got = samples(render(LISTING, POOLS, PARENTS))
+    assert got[('nomad_zfs_pool_size_bytes', (('pool', 'tank'),))] == 4026531840
+    assert got[('nomad_zfs_pool_free_bytes', (('pool', 'tank'),))] == 4023590912
+    assert got[('nomad_zfs_pool_allocated_bytes', (('pool', 'backup'),))] == 344064
+    states = dict(
+        (labels[1][1], value)
+        for (name, labels), value in got.items()
+        if name == 'nomad_zfs_pool_state' and labels[0] == ('pool', 'tank')
+    )
+    assert states == dict((state, 1 if state == 'online' else 0) for state in POOL_STATES)
+    degraded = samples(render('', POOLS.replace('ONLINE', 'DEGRADED'), []))
+    assert degraded[('nomad_zfs_pool_state', (('pool', 'tank'), ('state', 'degraded')))] == 1
+    assert degraded[('nomad_zfs_pool_state', (('pool', 'tank'), ('state', 'online')))] == 0
+
+
+def test_every_family_has_help_and_type_once_even_with_no_volume():
+    text = render('', '', [])
+    names = re.findall(r'^# TYPE (\S+) gauge$', text, re.M)
+    assert len(names) == len(set(names)) == len(re.findall(r'^# HELP ', text, re.M)) == 11
+    assert all(name.startswith('nomad_zfs_') for name in names)
+
+
+def test_a_label_value_cannot_end_its_quotes_or_its_line():
+    assert label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
+    # A dataset's name may hold a space, which the label keeps.
+    spaced = LISTING.replace(TOP + '/csi/vol-a', TOP + '/csi/vol a')
+    got = samples(render(spaced, POOLS, PARENTS))
+    assert got[('nomad_zfs_volume_quota_bytes', volume('/csi/vol a', 'csi', '', 'vol a'))] == 16 * 1024 * 1024
+
+
+def test_the_listing_holds_no_value_that_a_dataset_owner_chooses():
+    """A user property's value may hold a newline, and would add a line of its owner's to the listing (a snapshot
+    of another tenant's volume, say); the columns are zfs's own figures and names only."""
+    assert all(':' not in column for column in COLUMNS.split(','))
+    figures = set(metric for metric, _help in VOLUME_METRICS)
+    assert set(parse_datasets(LISTING)[TOP + '/csi/vol-a']) == figures | {'type'}
