@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli or
-# all. The anchors (community.general) come from the `ansible` package, installed into a venv of its own so the
-# collection's venv stays minimal; python-nomad is there for both Nomad modules.
+# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli,
+# metrics or all. The anchors (community.general) come from the `ansible` package, installed into a venv of its own so
+# the collection's venv stays minimal; python-nomad is there for both Nomad modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
@@ -27,6 +27,7 @@ case ${BENCH:-zfs} in
   plugin) .venv/bin/python bench/plugin_bench.py ;;
   fio) .venv/bin/python bench/fio_bench.py ;;
   targetcli) .venv/bin/python bench/targetcli_bench.py ;;
-  all) for b in zfs nomad wrapper volumes host_volumes replication move plugin fio targetcli; do BENCH=$b bash "$0"; done ;;
-  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli or all" >&2; exit 2 ;;
+  metrics) .venv/bin/python bench/metrics_bench.py ;;
+  all) for b in zfs nomad wrapper volumes host_volumes replication move plugin fio targetcli metrics; do BENCH=$b bash "$0"; done ;;
+  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli, metrics or all" >&2; exit 2 ;;
 esac
