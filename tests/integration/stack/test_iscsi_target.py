@@ -179,7 +179,10 @@ def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_gro
             tpg = '%s/iscsi/%s:%s/tpgt_1' % (CONFIGFS, BASENAME, volume)
             assert vm.sh('cat %s/attrib/authentication %s/auth/userid' % (tpg, tpg)).stdout.split() == ['1', 'nomad']
 
-            written = stack.workload(volume, 'write')
+            try:
+                written = stack.workload(volume, 'write')
+            except AssertionError as e:
+                raise AssertionError('%s\n%s' % (e, initiator_state(vm))) from None
             assert written.startswith('written-by-'), written
             wait_until(lambda: sessions(vm) == '', timeout=120, why='the node logged out after the allocation')
 
@@ -196,3 +199,13 @@ def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_gro
     assert deleted['rc'] == 0 and deleted['changed'], deleted
     assert vm.zfs('list', zvol, check=False).returncode != 0
     assert targets(vm) == '' and sessions(vm) == ''
+
+
+def initiator_state(vm):
+    """What the initiator logged in with, for a failed first login (seen twice: a node record with authmethod None
+    although iscsid.conf held the CHAP pair): iscsid.conf's auth lines and the node records', passwords redacted."""
+    return vm.sh(
+        "stat -c '%n %U:%a %y' {0}; grep -H '^node.session.auth' {0} /etc/iscsi/nodes/*/* 2>&1 "
+        "| sed 's/password\\( *\\)= .*/password\\1= <redacted>/'".format(ISCSID_CONF),
+        check=False,
+    ).stdout
