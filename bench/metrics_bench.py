@@ -33,7 +33,8 @@ VOLUMES = int(os.environ.get('BENCH_VOLUMES', '200'))
 CSI, HOST = 'tank/nomad/csi', 'tank/nomad/volumes'  # inventories/local's parents
 BENCH = HOST + '/bench'
 COLLECTOR = (
-    'runuser -u prometheus -- python3 -IS /usr/local/libexec/nomad-zfs-csi/zfs-metrics /var/lib/nomad-zfs-csi/metrics '
+    'runuser -u prometheus -- python3 -IS /usr/local/libexec/nomad-zfs-csi/zfs-metrics '
+    '/var/lib/nomad-zfs-csi/metrics/nomad_zfs.prom '
     'csi=%s host=%s' % (CSI, HOST)
 )
 PER_VOLUME = (

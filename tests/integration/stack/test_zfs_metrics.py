@@ -7,6 +7,7 @@ import shlex
 import subprocess
 
 from conftest import HV_PARENT, PARENT, dataset
+from test_host_volume_plugin import props
 from zfsvm_client import CACHE, REPO
 
 MIB = 1024**2
@@ -30,11 +31,6 @@ def scrape(vm):
             labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(2) or '')))
             found[(match.group(1), labels)] = float(match.group(3))
     return found
-
-
-def figures(vm, name):
-    out = vm.zfs('get', '-Hp', '-o', 'property,value', 'used,referenced,available,refquota', name).stdout
-    return dict((prop, float(value)) for prop, value in (line.split('\t') for line in out.splitlines()))
 
 
 def snapshots(vm, name):
@@ -73,7 +69,10 @@ def test_the_exporter_serves_each_volume_and_pool_as_zfs_has_them(stack, host_vo
     host_labels = (('dataset', volume), ('kind', 'host'), ('namespace', 'default'), ('volume', 't-metrics'))
     csi_labels = (('dataset', csi), ('kind', 'csi'), ('namespace', ''), ('volume', 'demo'))
     for labels, name in ((host_labels, volume), (csi_labels, csi)):
-        zfs = figures(vm, name)
+        zfs = dict(
+            (prop, float(value))
+            for prop, value in props(vm, name, 'used', 'referenced', 'available', 'refquota').items()
+        )
         for metric in ('used', 'referenced', 'available'):
             assert got[('nomad_zfs_volume_%s_bytes' % metric, labels)] == zfs[metric], (metric, labels)
         assert got[('nomad_zfs_volume_quota_bytes', labels)] == zfs['refquota']
