@@ -5,12 +5,17 @@
 """A replica's status against its primary, from two ``zfs list -Hp -o name,guid,createtxg,creation,written``
 listings.
 
-Pure: parse and compare, no zfs and no SSH, so that every case is a unit test.
+Pure: parse and compare, no zfs and no SSH, so that every case is a unit test; but for load_status, which reads the
+status file a pull leaves (pull_status) for the zfs_metrics collector.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+import json
+import os
+import stat
 
 COLUMNS = 'name,guid,createtxg,creation,written'
 LIST_ARGS = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', COLUMNS]
@@ -20,6 +25,8 @@ MOVE_SNAPSHOT = 'nomad-zfs-csi-move_'
 # Names a --exclude of syncoid's holds, so that no argument nears the kernel's 128 KiB limit on one.
 EXCLUDE_CHUNK = 100
 # What a dataset name may hold (OpenZFS's own rule); a primary's listing naming anything else is left to syncoid.
+# A pull's status is a few hundred bytes a volume: more is not one.
+STATUS_LIMIT = 4 * 1024**2
 NAME_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-/')
 
 
@@ -112,6 +119,7 @@ def volume_status(source, replica, now):
         'newest_replica': _public(newest_replica),
         'newest_common': _public(_newest(common)),
         'in_sync': in_sync,
+        'recovery_point': _public(point),
         'lag_seconds': max(0, now - point['created']) if point else None,
         'behind': len([p for p in source['snapshots'] if base is None or p['txg'] > base['txg']]),
     }
@@ -154,6 +162,7 @@ def replica_report(replica_listing, parent, target, now):
                 'newest_replica': _public(newest),
                 'newest_common': None,
                 'in_sync': None,
+                'recovery_point': _public(newest),
                 'lag_seconds': max(0, now - newest['created']) if newest else None,
                 'behind': None,
             }
@@ -165,6 +174,87 @@ def replica_report(replica_listing, parent, target, now):
         'not_replicated': [],
         'without_snapshots': [v['name'] for v in volumes if not v['newest_replica']],
     }
+
+
+def increment_bytes(before_listing, after_listing):
+    """What a pull received, {replica dataset: bytes}: the written figures of the snapshots in the replica's listing
+    after it that were not in the one before (by guid), summed. written is what a snapshot holds that the one before
+    it does not, as allocated on the replica's pool."""
+    before, after = parse_listing(before_listing), parse_listing(after_listing)
+    grown = {}
+    for name, points in after.items():
+        known = set(p['guid'] for p in (before.get(name) or {}).get('snapshots', []))
+        grown[name] = sum(p['written'] or 0 for p in points['snapshots'] if p['guid'] not in known)
+    return grown
+
+
+def _whole(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def pull_status(listings, parent, target, finished, exit_code, previous):
+    """What a pull leaves for the zfs_metrics collector: when it ended, whether it failed, when one last succeeded,
+    and each volume's recovery point (as zfs_replication_info reports it) and the bytes it received.
+
+    listings are (source, before, after), each a listing or None where it could not be made: without the primary's,
+    the recovery points are the replicas' newest snapshots (zfs_replication_info's primary_lost); without the
+    replica's after the pull, the volumes are the previous status's, so that their lag keeps growing. previous is
+    the status before (its owner wrote it: anything that is not a whole number is dropped)."""
+    source, before, after = listings
+    if after is None:
+        volumes = [
+            {'name': v.get('name'), 'replica': v.get('replica'), 'recovery_point': v.get('recovery_point'),
+             'last_increment_bytes': None}
+            for v in previous.get('volumes') or [] if isinstance(v, dict)
+        ]  # fmt: skip
+    else:
+        if source is None:
+            status = replica_report(after, parent, target, finished)
+        else:
+            status = report(source, after, parent, target, finished)
+        grown = increment_bytes(before, after) if before is not None else {}
+        volumes = [
+            {
+                'name': v['name'],
+                'replica': v['replica'],
+                'recovery_point': (v['recovery_point'] or {}).get('created'),
+                'last_increment_bytes': grown.get(v['replica'], 0) if before is not None else None,
+            }
+            for v in status['volumes']
+        ]
+    failed = exit_code != 0
+    return {
+        'parent': parent,
+        'target': target,
+        'finished': finished,
+        'exit_code': exit_code,
+        'failed': failed,
+        'last_success': _whole(previous.get('last_success')) if failed else finished,
+        'volumes': volumes,
+    }
+
+
+def load_status(path):
+    """A pull's status file as (status, None), or (None, why): a regular file, not read through a link (its directory
+    is the replication user's), nor a FIFO that would block, nor past STATUS_LIMIT; a JSON object. No file is
+    (None, None)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, str(e)
+    with os.fdopen(handle, 'rb') as status:
+        if not stat.S_ISREG(os.fstat(status.fileno()).st_mode):
+            return None, '%s is not a regular file' % path
+        text = status.read(STATUS_LIMIT + 1)
+    if len(text) > STATUS_LIMIT:
+        return None, '%s is larger than %d bytes' % (path, STATUS_LIMIT)
+    try:
+        loaded = json.loads(text.decode('utf-8'))
+    except ValueError as e:
+        return None, '%s is not JSON: %s' % (path, e)
+    return (loaded, None) if isinstance(loaded, dict) else (None, '%s is not a JSON object' % path)
 
 
 def pull_plan(source_listing, replica_listing, parent, target):

@@ -4,9 +4,10 @@
 # Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
 """The volumes' and pools' figures in the Prometheus text format, for the node exporter's textfile collector.
 
-Pure: from one ``zfs list`` of every parent and one ``zpool list``, so that every case is a unit test. The
-zfs_metrics role installs this file beside its collector (roles/zfs_metrics/files/zfs-metrics), which runs the two
-listings and writes what render() returns.
+Pure: from one ``zfs list`` of every parent and one ``zpool list``, and on a standby the pulls' status files
+(_replication_status.pull_status), so that every case is a unit test. The zfs_metrics role installs this file beside
+its collector (roles/zfs_metrics/files/zfs-metrics), which runs the two listings, reads the status files and writes
+what render() returns.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -38,6 +39,24 @@ POOL_METRICS = (
     ('free_bytes', 'Space free in the pool (zpool free).'),
     ('state', "The pool's health, one series per state: 1 for the one it is in."),
 )
+# A pull on a standby, labelled from its configuration (root's): the primary's host, its parent, the target here.
+PULL_METRICS = (
+    ('pull_configured', 'A pull configured on this standby: 1, with its primary host, parent and target.', None),
+    ('last_pull_timestamp_seconds', 'When the last pull ended, in seconds since the epoch.', 'finished'),
+    ('last_pull_failed', 'Whether the last pull failed (1) or not (0).', 'failed'),
+    ('last_success_timestamp_seconds', 'When the last pull that did not fail ended.', 'last_success'),
+)
+# Each of a pull's volumes, labelled with the primary's host, the dataset there and its replica here.
+REPLICA_METRICS = (
+    (
+        'recovery_point_timestamp_seconds',
+        'When the newest data the replica holds was snapshotted on the primary (its recovery point): time() minus it '
+        'is the lag that zfs_replication_info reports.',
+        'recovery_point',
+    ),
+    ('last_increment_bytes', 'What the last pull received for the volume (written of the snapshots it brought).',
+     'last_increment_bytes'),
+)  # fmt: skip
 
 
 def label_value(value):
@@ -114,9 +133,45 @@ def _family(lines, name, help_text, kind, samples):
     lines.extend('%s%s %s' % (name, labels(pairs), value) for pairs, value in samples if value is not None)
 
 
-def render(dataset_listing, pool_listing, parents):
-    """The text format of every volume under parents, [(kind, parent)], whether each parent exists, and every
-    pool. A figure zfs did not give (a volume with no quota, no snapshot) has no sample."""
+def _figure(value):
+    """A figure from a status file, which the replication user writes: a whole number (a bool as 0 or 1), or None."""
+    if isinstance(value, bool):
+        return int(value)
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def replica_samples(pulls):
+    """The samples of each pull, [(configuration, status)], by metric name. The configuration, {'host', 'parent',
+    'target'}, is root's; the status (None before the first pull) is the replication user's, so only its figures are
+    taken, and only volumes under the pull's parent, each once, with its replica named from the configuration."""
+    samples = dict((name, []) for name, _h, _k in PULL_METRICS + REPLICA_METRICS)
+    for pull, status in pulls:
+        pairs = [('host', pull['host']), ('parent', pull['parent']), ('target', pull['target'])]
+        samples['pull_configured'].append((pairs, 1))
+        status = status or {}
+        for name, _help_text, key in PULL_METRICS[1:]:
+            samples[name].append((pairs, _figure(status.get(key))))
+        volumes = status.get('volumes') if isinstance(status.get('volumes'), list) else []
+        seen = set()
+        for volume in volumes:
+            name = volume.get('name') if isinstance(volume, dict) else None
+            if not isinstance(name, str) or not name.startswith(pull['parent'] + '/') or name in seen:
+                continue
+            seen.add(name)
+            pairs = [
+                ('host', pull['host']),
+                ('dataset', name),
+                ('replica', pull['target'] + name[len(pull['parent']) :]),
+            ]
+            for metric, _help_text, key in REPLICA_METRICS:
+                samples[metric].append((pairs, _figure(volume.get(key))))
+    return samples
+
+
+def render(dataset_listing, pool_listing, parents, pulls=()):
+    """The text format of every volume under parents, [(kind, parent)], whether each parent exists, every pool, and
+    each pull's figures (replica_samples). A figure zfs or the pull did not give (a volume with no quota, no
+    snapshot, a pull that never succeeded) has no sample."""
     datasets = parse_datasets(dataset_listing)
     found = volumes(datasets, parents)
     lines = []
@@ -137,4 +192,8 @@ def render(dataset_listing, pool_listing, parents):
         )
     states = [([('pool', p[0]), ('state', state)], int(p[4] == state)) for p in pools for state in POOL_STATES]
     _family(lines, 'nomad_zfs_pool_state', POOL_METRICS[-1][1], 'gauge', states)
+    if pulls:
+        samples = replica_samples(pulls)
+        for metric, help_text, _key in PULL_METRICS + REPLICA_METRICS:
+            _family(lines, 'nomad_zfs_replica_' + metric, help_text, 'gauge', samples[metric])
     return '\n'.join(lines) + '\n'

@@ -135,6 +135,13 @@ volumes:
           a volume out of syncoid, unless its newest snapshot is a move's final one.
         - Null with O(primary_lost).
       type: bool
+    recovery_point:
+      description:
+        - The snapshot whose data is the newest the replica holds (C(name), C(guid), C(created)), or null; see
+          RV(volumes[].lag_seconds). The C(nomad_zfs.csi.zfs_metrics) role reports its C(created) as
+          C(nomad_zfs_replica_recovery_point_timestamp_seconds), from the same code.
+      type: dict
+      version_added: 0.2.0
     lag_seconds:
       description:
         - How old the newest data on the replica is (its recovery point), in seconds, or null when it has no

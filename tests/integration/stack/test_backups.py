@@ -1,7 +1,13 @@
 """site.yml backs up the stack's volumes (inventories/local/group_vars/zfs_replication.yml): sanoid snapshots every
 volume under the CSI and host volume parents, and the VM, its own standby, pulls them into pool backup on its timers,
 as the zfs_replication role's user. A host volume opted out of snapshots is opted out of the pulls by the host
-volume plugin and left out by the pull, so it does not fail them."""
+volume plugin and left out by the pull, so it does not fail them. The node exporter serves what each pull left
+(zfs_metrics), and the collection's replica alerts fire on those very series."""
+
+import json
+import shlex
+
+from test_zfs_metrics import input_series, promtool_test, scrape
 
 from conftest import HOST_VOLUMES, PARENT
 
@@ -11,6 +17,7 @@ PULLS = {
     PARENT: 'zfs-replication-pull@backup_replica_127.0.0.1_tank_nomad_csi',
     HOST_VOLUMES: 'zfs-replication-pull@backup_replica_127.0.0.1_tank_nomad_volumes',
 }
+STATUS = '/var/lib/nomad-zfs-csi/replication/%s.json'  # what each pull leaves, the replication user's
 
 
 def snapshots(vm, dataset):
@@ -111,7 +118,118 @@ def test_site_pulls_every_volume_to_pool_backup_but_the_opted_out_one(stack, vm,
             True,
         ), volume
         assert snapshots(vm, REPLICAS + csi) == snapshots(vm, csi)
+        replica_metrics(vm, csi, volume['recovery_point']['created'])
     finally:
         for name in host_volumes:
             stack.module('nomad_host_volume', {'name': name, 'state': 'deleted'})
         vm.sh('systemctl start %s' % ' '.join(timers))
+
+
+def metrics(vm):
+    vm.sh('systemctl start zfs-metrics.service')
+    return scrape(vm)
+
+
+def replica_metrics(vm, csi, recovery_point):
+    """What the last pulls left, as the exporter serves it; then a pull that fails, status files the replication user
+    forged, and the collection's alerts on the series scraped."""
+    pull = (('host', '127.0.0.1'), ('parent', PARENT), ('target', REPLICAS + PARENT))
+    replica = (('dataset', csi), ('host', '127.0.0.1'), ('replica', REPLICAS + csi))
+    got = metrics(vm)
+    assert got[('nomad_zfs_replica_recovery_point_timestamp_seconds', replica)] == recovery_point
+    # The last pull brought t-bk-same and t-bk-now: what they hold beyond the snapshot before each.
+    brought = vm.zfs(
+        'get', '-Hp', '-o', 'value', 'written', REPLICAS + csi + '@t-bk-same', REPLICAS + csi + '@t-bk-now'
+    )
+    assert got[('nomad_zfs_replica_last_increment_bytes', replica)] == sum(int(n) for n in brought.stdout.split()) > 0
+    ended = got[('nomad_zfs_replica_last_pull_timestamp_seconds', pull)]
+    assert got[('nomad_zfs_replica_last_success_timestamp_seconds', pull)] == ended
+    for parent in PULLS:
+        labels = (('host', '127.0.0.1'), ('parent', parent), ('target', REPLICAS + parent))
+        assert got[('nomad_zfs_replica_pull_configured', labels)] == 1
+        assert got[('nomad_zfs_replica_last_pull_failed', labels)] == 0
+
+    # The primary's host key is gone: the pull fails, and says so; the recovery points stay, read from the replicas.
+    known_hosts = '/etc/nomad-zfs-csi/replication-known_hosts'
+    vm.sh('mv %s %s.away' % (known_hosts, known_hosts))
+    try:
+        assert vm.sh('systemctl start %s.service' % PULLS[PARENT], check=False, timeout=600).returncode != 0
+    finally:
+        vm.sh('mv %s.away %s' % (known_hosts, known_hosts))
+    got = metrics(vm)
+    now = int(vm.sh('date +%s').stdout)
+    assert got[('nomad_zfs_replica_last_pull_failed', pull)] == 1
+    assert got[('nomad_zfs_replica_last_success_timestamp_seconds', pull)] == ended
+    assert got[('nomad_zfs_replica_last_pull_timestamp_seconds', pull)] >= ended
+    assert got[('nomad_zfs_replica_recovery_point_timestamp_seconds', replica)] == recovery_point
+
+    forged_status_adds_nothing(vm)
+
+    # The pulls stopped (the test stopped their timers): the alerts on the series scraped, with the clock of the check
+    # moved to when they were scraped.
+    def keep(name, labels):
+        return name == 'nomad_zfs_replica_last_pull_failed' or (
+            name.endswith('recovery_point_timestamp_seconds') and labels == replica
+        )
+
+    lag = 3 * 3600 + 20 * 60 + now - int(recovery_point)
+    behind = '%dh %dm %ds' % (lag // 3600, lag % 3600 // 60, lag % 60)  # humanizeDuration
+    lagging = 'The replica %s on zfsvm:9100 holds the data of %s on 127.0.0.1 as it was %s ago' % (
+        REPLICAS + csi,
+        csi,
+        behind,
+    )
+    failing = 'The pull of %s from 127.0.0.1 into %s on zfsvm:9100 fails' % (PARENT, REPLICAS + PARENT)
+    expected = {'instance': 'zfsvm:9100', 'severity': 'warning'}
+    alerts = [
+        {'eval_time': '3h', 'alertname': 'NomadZfsReplicaLagging', 'exp_alerts': []},
+        {'eval_time': '3h20m', 'alertname': 'NomadZfsReplicaLagging', 'exp_alerts': [
+            {'exp_labels': dict(replica, **expected), 'exp_annotations': {'summary': lagging}}]},
+        {'eval_time': '29m', 'alertname': 'NomadZfsReplicaPullFailing', 'exp_alerts': []},
+        {'eval_time': '31m', 'alertname': 'NomadZfsReplicaPullFailing', 'exp_alerts': [
+            {'exp_labels': dict(pull, **expected), 'exp_annotations': {'summary': failing}}]},
+    ]  # fmt: skip
+    series = input_series(got, keep, 220, clock=now)
+    promtool_test(vm.workdir, [{'interval': '1m', 'input_series': series, 'alert_rule_test': alerts}])
+
+
+def as_user(vm, command):
+    """A shell command as the replication user, whose only SSH key is a standby's, bound to its forced command."""
+    vm.sh('runuser -u %s -- sh -c %s' % (USER, shlex.quote(command)))
+
+
+def forged_status_adds_nothing(vm):
+    """The replication user owns the status files: one naming a line of its own (its pool faulted) and a volume outside
+    its pull's parent, then a FIFO, which would block a reader. Neither adds a line of its own, a volume outside the
+    parent, or stops the collector."""
+    path = STATUS % PULLS[HOST_VOLUMES].split('@')[1]
+    kept = vm.sh('cat %s' % path).stdout
+    line = 'x"} 1\nnomad_zfs_pool_state{pool="tank",state="faulted'
+    volumes = [
+        {'name': HOST_VOLUMES + '/' + line, 'recovery_point': 1},
+        {'name': PARENT + '/demo', 'recovery_point': 1},
+    ]
+    scraped = []
+    try:
+        as_user(vm, "cat > %s.f <<'EOF'\n%s\nEOF\nmv -f %s.f %s" % (path, json.dumps({'volumes': volumes}), path, path))
+        scraped.append(metrics(vm))
+        as_user(vm, 'rm -f %s && mkfifo %s' % (path, path))
+        scraped.append(metrics(vm))
+    finally:
+        as_user(vm, "rm -f %s && cat > %s <<'EOF'\n%s\nEOF" % (path, path, kept.rstrip('\n')))
+    for got in scraped:
+        assert got[('node_textfile_scrape_error', ())] == 0
+        assert got[('nomad_zfs_pool_state', (('pool', 'tank'), ('state', 'faulted')))] == 0
+        replicas = [
+            dict(labels) for _name, labels in got if ('host', '127.0.0.1') in labels and 'replica' in dict(labels)
+        ]
+        mine = [r['dataset'] for r in replicas if r['replica'].startswith(REPLICAS + HOST_VOLUMES + '/')]
+        assert all(name.startswith(HOST_VOLUMES + '/') for name in mine), mine
+    # The forged name under the parent is one label's value, escaped; the FIFO gives its pull no figure, the other's
+    # stay.
+    forged = [
+        dict(labels)['dataset'] for name, labels in scraped[0] if name.endswith('recovery_point_timestamp_seconds')
+    ]
+    assert HOST_VOLUMES + '/' + line.replace('"', '\\"').replace('\n', '\\n') in forged, forged
+    assert not any(REPLICAS + HOST_VOLUMES + '/' in str(labels) for _name, labels in scraped[1])
+    assert any(name == 'nomad_zfs_replica_recovery_point_timestamp_seconds' for name, _labels in scraped[1])

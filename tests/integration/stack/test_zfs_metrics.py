@@ -104,15 +104,9 @@ def test_the_exporter_serves_each_volume_and_pool_as_zfs_has_them(stack, host_vo
     # The collection's alert rules on these very series, as Prometheus would scrape them for 20 minutes: the full
     # host volume fires NomadZfsVolumeNearlyFull, and the CSI volume does not.
     scraped = dict(host_labels, instance='zfsvm:9100')
-    series = [
-        {
-            'series': '%s{%s}'
-            % (name, ','.join('%s=%s' % (k, json.dumps(v)) for k, v in labels + (('instance', 'zfsvm:9100'),))),
-            'values': '%dx20' % v,
-        }
-        for (name, labels), v in got.items()
-        if name in ('nomad_zfs_volume_referenced_bytes', 'nomad_zfs_volume_quota_bytes')
-    ]
+    series = input_series(
+        got, lambda name, _labels: name in ('nomad_zfs_volume_referenced_bytes', 'nomad_zfs_volume_quota_bytes'), 20
+    )
     full = got[('nomad_zfs_volume_referenced_bytes', host_labels)] / got[('nomad_zfs_volume_quota_bytes', host_labels)]
     summary = 'Volume t-metrics (%s) on zfsvm:9100 is %.4g%% full' % (volume, full * 100)  # humanizePercentage
     alert = {
@@ -121,6 +115,18 @@ def test_the_exporter_serves_each_volume_and_pool_as_zfs_has_them(stack, host_vo
         'exp_alerts': [{'exp_labels': dict(scraped, severity='warning'), 'exp_annotations': {'summary': summary}}],
     }
     promtool_test(vm.workdir, [{'interval': '1m', 'input_series': series, 'alert_rule_test': [alert]}])
+
+
+def input_series(got, keep, minutes, clock=0):
+    """promtool's input series of the scraped samples that keep(name, labels) takes, as Prometheus would have scraped
+    them every minute for that long. Timestamps count from clock: promtool's clock starts at 0."""
+    series = []
+    for (name, labels), value in got.items():
+        if keep(name, labels):
+            pairs = ','.join('%s=%s' % (k, json.dumps(v)) for k, v in labels + (('instance', 'zfsvm:9100'),))
+            value = value - clock if name.endswith('_timestamp_seconds') else value
+            series.append({'series': '%s{%s}' % (name, pairs), 'values': '%dx%d' % (value, minutes)})
+    return series
 
 
 def promtool_test(workdir, tests):

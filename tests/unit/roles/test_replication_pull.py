@@ -30,6 +30,7 @@ def exec_start(**values):
         zfs_replication_pull_script='/usr/local/libexec/nomad-zfs-csi/zfs-replication-pull',
         zfs_replication_key='/var/lib/zfs-replica/.ssh/id_ed25519', zfs_replication_pull_bwlimit=values.get('bwlimit'),
         zfs_replication_known_hosts='/etc/nomad-zfs-csi/replication-known_hosts',
+        zfs_replication_status_directory='nomad-zfs-csi/replication',
     )  # fmt: skip
     line = unit.replace('\\\n', '').split('ExecStart=', 1)[1].split('\n', 1)[0]
     line = line.replace('${PORT}', '2222').replace('${SOURCE}', 'zfs-replica@storage-1:tank/nomad/volumes')
@@ -40,7 +41,8 @@ def test_the_wrapper_runs_syncoid_with_the_units_arguments_and_lists_through_the
     for bwlimit in (None, '10M'):
         argv = exec_start(bwlimit=bwlimit)
         assert argv[:3] == ['/usr/bin/python3', '-IS', '/usr/local/libexec/nomad-zfs-csi/zfs-replication-pull']
-        syncoid = argv[3:]
+        assert argv[3] == '--status=%S/nomad-zfs-csi/replication/%i.json'
+        syncoid = argv[4:]
         assert syncoid[0] == '/usr/sbin/syncoid' and ('--target-bwlimit=10M' in syncoid) == bool(bwlimit)
         key, port, options, login, parent, target = pull.settings(syncoid)
         assert (key, port, login, parent, target) == (

@@ -21,7 +21,7 @@ def test_the_exporter_and_the_collectors_timer_run(zfsvm):
         assert zfsvm.service(unit).is_enabled and zfsvm.service(unit).is_running, unit
 
 
-@pytest.mark.parametrize('name', ['zfs-metrics', '_zfs_metrics.py'])
+@pytest.mark.parametrize('name', ['zfs-metrics', '_zfs_metrics.py', '_replication_status.py'])
 def test_the_collector_is_roots_and_nobody_elses_to_change(zfsvm, name):
     installed = zfsvm.file('%s/%s' % (LIBEXEC, name))
     assert (installed.user, installed.group, installed.mode) == ('root', 'root', 0o644)

@@ -6,12 +6,17 @@ snapshotted twice since with nothing written; v5 pulled once, snapshotted with n
 snapshotted."""
 
 import json
+import os
 import subprocess
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
     MOVE_SNAPSHOT,
+    STATUS_LIMIT,
+    increment_bytes,
+    load_status,
     parse_listing,
     pull_plan,
+    pull_status,
     report,
     syncoid_excludes,
 )
@@ -152,3 +157,62 @@ def test_the_excludes_match_in_perl_exactly_the_datasets_left_out():
     assert len(excludes) == 3 and max(len(e) for e in excludes) < 131072
     assert sorted(perl_excluded(excludes, left_out + others)) == sorted(left_out)
     assert syncoid_excludes([]) == []
+
+
+def written(listing, snapshot):
+    return [p for p in parse_listing(listing)[snapshot.split('@')[0]]['snapshots'] if p['name'] == snapshot][0][
+        'written'
+    ]
+
+
+def test_a_pulls_status_has_each_volumes_recovery_point_and_the_bytes_it_received():
+    # Before the pull the replica lacked v1's second snapshot, and v2.
+    before = without(without(STANDBY, 'v1@autosnap_2_hourly'), '/v2')
+    grown = increment_bytes(before, STANDBY)
+    assert grown[TARGET + '/v1'] == written(STANDBY, TARGET + '/v1@autosnap_2_hourly') > 0
+    assert grown[TARGET + '/v4'] == 0
+    finished = created('v5', 4) + 100
+    status = pull_status((PRIMARY, before, STANDBY), PARENT, TARGET, finished, 0, {'last_success': 5})
+    assert (status['failed'], status['last_success'], status['finished']) == (False, finished, finished)
+    volumes = dict((v['name'].rsplit('/', 1)[1], v) for v in status['volumes'])
+    # The recovery point is zfs_replication_info's, from the same report: its lag is finished minus it.
+    reported = by_name(report(PRIMARY, STANDBY, PARENT, TARGET, finished))
+    for name in ('v1', 'v4', 'v5'):
+        assert finished - volumes[name]['recovery_point'] == reported[name]['lag_seconds'], name
+        assert volumes[name]['replica'] == TARGET + '/' + name
+    assert volumes['v4']['recovery_point'] == created('v4', 4)  # its later snapshots wrote nothing
+    assert volumes['v1']['last_increment_bytes'] == grown[TARGET + '/v1']
+    assert volumes['v2']['recovery_point'] is None and volumes['v3']['recovery_point'] is None
+
+
+def test_a_failed_pull_keeps_the_last_success_and_what_it_knows_of_the_replicas():
+    previous = {'last_success': 1700000000, 'volumes': [{'name': PARENT + '/v1', 'replica': TARGET + '/v1',
+                                                         'recovery_point': 1690000000}, 'junk']}  # fmt: skip
+    # Neither side listed after it (the replica's pool, say): the volumes of the pull before, so their lag grows.
+    status = pull_status((None, None, None), PARENT, TARGET, 1700000900, 1, previous)
+    assert (status['failed'], status['exit_code'], status['last_success']) == (True, 1, 1700000000)
+    assert status['volumes'] == [
+        {'name': PARENT + '/v1', 'replica': TARGET + '/v1', 'recovery_point': 1690000000, 'last_increment_bytes': None}
+    ]
+    # The primary did not answer: each replica's newest snapshot is its recovery point (primary_lost's).
+    status = pull_status((None, None, STANDBY), PARENT, TARGET, 1700000900, 255, {'last_success': 'yesterday'})
+    assert status['last_success'] is None
+    v4 = [v for v in status['volumes'] if v['name'] == PARENT + '/v4'][0]
+    newest = parse_listing(STANDBY)[TARGET + '/v4']['snapshots'][-1]['created']
+    assert (v4['recovery_point'], v4['last_increment_bytes']) == (newest, None)
+
+
+def test_a_status_file_is_read_only_as_a_small_regular_json_object(tmp_path):
+    good = tmp_path / 'good.json'
+    good.write_text(json.dumps({'finished': 1}))
+    assert load_status(str(good)) == ({'finished': 1}, None)
+    assert load_status(str(tmp_path / 'none.json')) == (None, None)
+    # The replication user owns the directory: a link to a file the reader may read, a FIFO that would block it.
+    os.symlink(str(good), str(tmp_path / 'link.json'))
+    os.mkfifo(str(tmp_path / 'fifo.json'))
+    (tmp_path / 'big.json').write_text(' ' * STATUS_LIMIT + '{}')
+    (tmp_path / 'list.json').write_text('[1]')
+    (tmp_path / 'bad.json').write_text('{')
+    for name in ('link', 'fifo', 'big', 'list', 'bad'):
+        status, why = load_status(str(tmp_path / (name + '.json')))
+        assert status is None and why, name

@@ -110,3 +110,52 @@ def test_the_listing_holds_no_value_that_a_dataset_owner_chooses():
     assert all(':' not in column for column in COLUMNS.split(','))
     figures = set(metric for metric, _help in VOLUME_METRICS)
     assert set(parse_datasets(LISTING)[TOP + '/csi/vol-a']) == figures | {'type'}
+
+
+PULL = {'host': 'storage-1', 'parent': 'tank/nomad/csi', 'target': 'backup/replica/storage-1/tank/nomad/csi'}
+
+
+def test_each_pull_and_replica_has_the_figures_of_its_status():
+    status = {
+        'finished': 1700000900, 'failed': True, 'last_success': 1700000000,
+        'volumes': [{'name': 'tank/nomad/csi/db', 'recovery_point': 1699999000, 'last_increment_bytes': 4096},
+                    {'name': 'tank/nomad/csi/new', 'recovery_point': None, 'last_increment_bytes': 0}],
+    }  # fmt: skip
+    other = dict(PULL, host='storage-2', target='backup/replica/storage-2/tank/nomad/csi')
+    got = samples(render('', '', [], [(PULL, status), (other, None)]))
+    pull = (('host', 'storage-1'), ('parent', PULL['parent']), ('target', PULL['target']))
+    db = (('host', 'storage-1'), ('dataset', 'tank/nomad/csi/db'), ('replica', PULL['target'] + '/db'))
+    assert got[('nomad_zfs_replica_last_pull_timestamp_seconds', pull)] == 1700000900
+    assert got[('nomad_zfs_replica_last_pull_failed', pull)] == 1
+    assert got[('nomad_zfs_replica_last_success_timestamp_seconds', pull)] == 1700000000
+    assert got[('nomad_zfs_replica_recovery_point_timestamp_seconds', db)] == 1699999000
+    assert got[('nomad_zfs_replica_last_increment_bytes', db)] == 4096
+    assert not any(labels[1] == ('dataset', 'tank/nomad/csi/new') for name, labels in got if 'recovery' in name)
+    # A pull that has not run yet is configured, with no figure: no made-up zero.
+    assert [k for k in got if ('host', 'storage-2') in k[1]] == [
+        ('nomad_zfs_replica_pull_configured', (('host', 'storage-2'), ('parent', other['parent']),
+                                               ('target', other['target'])))
+    ]  # fmt: skip
+
+
+def test_a_status_yields_only_its_own_volumes_figures_once():
+    """The replication user writes the status: names outside the pull's parent, a name twice (which would fail the
+    whole textfile scrape), a quote or newline in a name, and figures that are not whole numbers are of no use."""
+    status = {
+        'finished': 'now', 'failed': 'no', 'last_success': -1,
+        'volumes': [
+            {'name': 'tank/nomad/csi/db', 'recovery_point': 1, 'last_increment_bytes': 1.5},
+            {'name': 'tank/nomad/csi/db', 'recovery_point': 2},
+            {'name': 'tank/nomad/volumes/default/other', 'recovery_point': 3},
+            {'name': 'tank/nomad/csi-x/db', 'recovery_point': 4},
+            {'name': 'tank/nomad/csi/x"} 1\nnomad_zfs_pool_state{pool="tank",state="online', 'recovery_point': 5},
+            {'name': ['tank/nomad/csi/list']}, 'text',
+        ],
+    }  # fmt: skip
+    text = render('', '', [], [(PULL, status)])
+    got = samples(text)  # every line is a sample of the format
+    recovery = dict((k[1][1][1], v) for k, v in got.items() if k[0].endswith('recovery_point_timestamp_seconds'))
+    evil = status['volumes'][4]['name']
+    assert recovery == {'tank/nomad/csi/db': 1, label_value(evil): 5}
+    assert [k[0] for k in got if k[0].startswith('nomad_zfs_replica_last_')] == []
+    assert not any(line.startswith('nomad_zfs_pool_state') for line in text.splitlines())
