@@ -136,6 +136,21 @@ options:
   node_pool:
     description: The node pool to place a created volume in.
     type: str
+  node_free_bytes:
+    description:
+      - Each candidate node's free bytes under the host volume plugin's parent, by node name or ID, for example from
+        M(nomad_zfs.csi.zfs_info)'s C(available) of that parent, read on each node just before. A new volume with
+        O(mode=create) and no O(node_id) then goes to the candidate with the most free bytes that can hold its
+        O(capacity_max) (or O(capacity_min)) and that Nomad could place it on (ready, eligible, not draining, in
+        O(node_pool) when given); the module sets its O(node_id) to that node.
+      - When no candidate can hold it, the module fails before anything is made, naming each candidate's free
+        bytes or why Nomad could not use it.
+      - Nomad itself places a volume on the first feasible node, with no look at free space. An existing volume
+        stays where it is.
+      - With O(volumes) or O(spec_file), it applies to every item; each placed volume's capacity counts against its
+        node's figure for the items after it.
+    type: dict
+    version_added: 0.2.0
   capacity_min:
     description: Least capacity, as bytes or with a unit (C(1G), C(512MiB)). C(zfs-dataset) sets C(refquota) to
       O(capacity_max), or to this when there is no maximum.
@@ -191,6 +206,7 @@ options:
 notes:
   - Nomad checks C(host-volume-create) (or C(host-volume-register)) for writes, C(host-volume-read) to find the volume
     and its claims, and C(host-volume-delete) to delete them, in the volume's namespace.
+  - With O(node_free_bytes), Nomad also checks C(node) read (C(node { policy = "read" })) for its list of nodes.
 seealso:
   - module: nomad_zfs.csi.nomad_csi_volume
   - name: Nomad dynamic host volumes
@@ -207,6 +223,25 @@ EXAMPLES = r"""
     parameters:
       compression: zstd
       recordsize: 16K
+
+- name: The free bytes under the plugin's parent on each Nomad client
+  nomad_zfs.csi.zfs_info:
+    name: tank/nomad/volumes
+    depth: 0
+    types: [filesystem]
+    properties: [available]
+  delegate_to: "{{ item }}"
+  loop: "{{ groups['host_volume_clients'] }}"
+  register: host_volume_parents
+
+- name: A 20 GiB volume on the client with the most room that can hold it (inventory names are node names here)
+  nomad_zfs.csi.nomad_host_volume:
+    name: pgdata
+    namespace: team-a
+    capacity_max: 20G
+    node_free_bytes: >-
+      {{ dict(host_volume_parents.results | map(attribute='item')
+              | zip(host_volume_parents.results | map(attribute='datasets.0.properties.available.value'))) }}
 
 - name: Every host volume the pack rendered (nomad-pack render packs/zfs_csi -f vars.hcl -o out)
   nomad_zfs.csi.nomad_host_volume:
@@ -249,9 +284,11 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._bulk import (
     refuse_single_options,
     validated_items,
 )
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_placement import choose_node, free_figures
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_plan import find, plan_host_volume, shown
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import CSI_CALL_TIMEOUT, NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import summary
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_props import PropertyError, parse_size
@@ -317,10 +354,35 @@ def wait_ready(client, volume_id, timeout):
     return volume
 
 
-def plan_one(module, p, capacity, listed):
-    """One volume from Nomad's list: read it and plan; (current, plan). Nothing is written."""
+class Placement:
+    """node_free_bytes, and Nomad's nodes read once: the node for each new volume, its capacity then counted
+    against that node's figure."""
+
+    def __init__(self, module):
+        self.module = module
+        self.figures = free_figures(module.params['node_free_bytes'])
+        self.nodes = None
+
+    def place(self, p, capacity):
+        """p with node_id set for a volume to create with no node named, when node_free_bytes is given."""
+        if self.module.params['node_free_bytes'] is None or p['node_id'] or p['mode'] != 'create':
+            return p
+        if self.nodes is None:
+            self.nodes = [summary(node) for node in self.module.client.get('nodes')]
+        need = capacity[1] or capacity[0]
+        node = choose_node(p['name'], need, self.figures, self.nodes, p['node_pool'])
+        key = node['id'] if node['id'] in self.figures else node['name']
+        self.figures[key] -= need
+        return dict(p, node_id=node['id'])
+
+
+def plan_one(module, p, capacity, listed, placement=None):
+    """One volume from Nomad's list: read it and plan; (current, plan). Nothing is written. A volume not yet made
+    is placed first, when node_free_bytes is given."""
     client = module.client
     stub = find(listed, p['name'], p['node_id'])
+    if stub is None and placement and p['state'] == 'present':
+        p = placement.place(p, capacity)
     current = client.get('volume/host/' + stub['ID']) if stub and p['state'] == 'present' else stub
     claims = client.get('volumes/claims', params={'volume_name': p['name']}) if stub and p['state'] == 'deleted' else []
     return current, plan_host_volume(p, capacity, current, claims)
@@ -343,8 +405,9 @@ def apply_one(module, p, current, plan):
 def converge(module):
     p = module.params
     capacity = check_input(p)
+    placement = Placement(module)
     listed = module.client.get('volumes', params={'type': 'host', 'prefix': p['name']})
-    current, plan = plan_one(module, p, capacity, listed)
+    current, plan = plan_one(module, p, capacity, listed, placement)
     result = apply_one(module, p, current, plan)
     if module._diff:
         result['diff'] = dict(before=plan.before, after=plan.after)
@@ -385,8 +448,9 @@ def converge_many(module):
     """Many volumes: one list call, a read of each listed volume that is to stay, every item planned, and only
     then the writes, so that a refusal of any item comes before anything is written."""
     items = bulk_items(module)
+    placement = Placement(module)
     listed = module.client.get('volumes', params={'type': 'host'})
-    planned = [(item,) + plan_one(module, item, capacity, listed) for item, capacity in items]
+    planned = [(item,) + plan_one(module, item, capacity, listed, placement) for item, capacity in items]
     entries = []
     for item, current, plan in planned:
         entry = dict(apply_one(module, item, current, plan), name=item['name'])
@@ -434,6 +498,7 @@ def main():
             name=dict(type='str'),
             volumes=dict(type='list', elements='dict', options=VOLUME_OPTIONS),
             spec_file=dict(type='path'),
+            node_free_bytes=dict(type='dict'),
             timeout=dict(type='int', default=CSI_CALL_TIMEOUT),
         ),
         required_one_of=[('name', 'volumes', 'spec_file')],

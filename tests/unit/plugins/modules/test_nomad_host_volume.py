@@ -225,3 +225,44 @@ def test_a_failed_write_after_others_reports_them_written_and_changed(run_main, 
     failed = run_main(nomad_host_volume, {'volumes': items})
     assert failed['failed'] and failed['changed'] is True and 'plugin failed' in failed['msg'], failed
     assert failed['written'] == ['PUT volume/host/create (scratch)']
+
+
+NODES = [
+    {'ID': 'n-a', 'Name': 'nzc', 'Status': 'ready', 'SchedulingEligibility': 'eligible', 'NodePool': 'default'},
+    {'ID': 'n-b', 'Name': 'nzc-b', 'Status': 'ready', 'SchedulingEligibility': 'eligible', 'NodePool': 'default'},
+]
+
+
+def test_node_free_bytes_places_a_new_volume_where_it_fits_and_check_mode_predicts_it(run_main, nomad):
+    nomad.handlers[('get', 'nodes')] = lambda body, params: NODES
+    args = dict(ARGS, capacity_max='3M', node_free_bytes={'nzc': 2 << 20, 'nzc-b': 4 << 20})
+    checked = run_main(nomad_host_volume, args, check=True)
+    assert checked['volume']['node_id'] == 'n-b' and nomad.writes() == []
+    made = run_main(nomad_host_volume, args)
+    [(_method, _path, body)] = nomad.writes()
+    assert body['Volume']['NodeID'] == 'n-b' and made['volume']['node_id'] == 'n-b'
+    # Made: it stays where it is, whatever the figures say now, and Nomad's nodes are not even read.
+    calls = len(nomad.calls)
+    again = run_main(nomad_host_volume, dict(args, node_free_bytes={'nzc': 9 << 20, 'nzc-b': 0}))
+    assert again['changed'] is False and 'nodes' not in [c[1] for c in nomad.calls[calls:]]
+
+
+def test_a_volume_no_candidate_can_hold_is_refused_before_any_write(run_main, nomad):
+    nomad.handlers[('get', 'nodes')] = lambda body, params: NODES
+    failed = run_main(
+        nomad_host_volume, dict(ARGS, capacity_max='5M', node_free_bytes={'nzc': 2 << 20, 'nzc-b': 4 << 20})
+    )
+    assert failed['failed'] and nomad.writes() == []
+    assert 'nzc has 2.0 MiB free, less than 5.0 MiB; nzc-b has 4.0 MiB free' in failed['msg'], failed['msg']
+    # A figure that is not one is refused before Nomad is called at all.
+    calls = len(nomad.calls)
+    failed = run_main(nomad_host_volume, dict(ARGS, node_free_bytes={'nzc': '2G'}))
+    assert failed['failed'] and 'node_free_bytes[nzc]' in failed['msg'] and len(nomad.calls) == calls
+
+
+def test_each_placed_volume_counts_against_its_nodes_room(run_main, nomad):
+    nomad.handlers[('get', 'nodes')] = lambda body, params: NODES
+    items = [dict(ARGS, name='one', capacity_max='3M'), dict(ARGS, name='two', capacity_max='3M')]
+    run_main(nomad_host_volume, {'volumes': items, 'node_free_bytes': {'nzc': 4 << 20, 'nzc-b': 5 << 20}})
+    assert [w[2]['Volume']['NodeID'] for w in nomad.writes()] == ['n-b', 'n-a']
+    assert [c[1] for c in nomad.calls].count('nodes') == 1
