@@ -44,7 +44,7 @@ class Sanity(object):
     """One deployment's sockets, and the node allocation's directory that the plugin sees as /csi."""
 
     def __init__(self, stack, vm, controller_job, node_job):
-        self.vm = vm
+        self.stack, self.vm = stack, vm
         self.controller = stack.running_alloc(controller_job)
         self.node = stack.running_alloc(node_job)
         self.host_csi = '%s/%s' % (PLUGINS, self.node)
@@ -71,6 +71,20 @@ class Sanity(object):
             '--ginkgo.skip=' + shlex.quote('|'.join(SKIPPED)),
         ] + [shlex.quote(flag) for flag in flags]
 
+    def sockets(self):
+        return ['%s/%s/csi.sock' % (PLUGINS, alloc) for alloc in (self.controller, self.node)]
+
+    def task_events(self):
+        """What Nomad says happened to the two allocations' tasks (restarts, kills), for a failure message."""
+        lines = []
+        for alloc in (self.controller, self.node):
+            found = self.stack.get('/v1/allocation/' + alloc)
+            for task, state in sorted((found.get('TaskStates') or {}).items()):
+                events = ['%s %s' % (e.get('Type'), e.get('DisplayMessage', '')) for e in state.get('Events') or []]
+                restarts = '%s (%s restarts)' % (task, state.get('Restarts'))
+                lines.append('%s %s %s: %s' % (alloc[:8], found['ClientStatus'], restarts, '; '.join(events[-6:])))
+        return '\n'.join(lines)
+
     def whole_suite(self, flags=()):
         """What one process would run: ginkgo's dry run of every part together (of those flags choose)."""
         return self.vm.sh(' '.join(self.argv('all', flags) + ['--ginkgo.dry-run 2>&1'])).stdout
@@ -84,7 +98,14 @@ class Sanity(object):
 
 
 def run(vm, parts):
-    """Parts of one or more deployments side by side, {label: (Sanity, flags)}; {label: (exit code, output)}."""
+    """Parts of one or more deployments side by side, {label: (Sanity, flags)}; {label: (exit code, output)}. Each
+    plugin's sockets first: csi-sanity fails at once on one that is not there (yet, or again after a restart, which
+    the failure message then shows)."""
+    sockets = sorted(set(path for sanity, _flags in parts.values() for path in sanity.sockets()))
+    wait = (
+        'for i in $(seq 120); do ok=1; for s in %s; do test -S $s || ok=0; done; [ $ok = 1 ] && exit 0; sleep 1; done'
+    )
+    vm.sh(wait % ' '.join(sockets), check=False, timeout=300)
     script = ['rm -rf /tmp/csi-sanity /tmp/csi-sanity-*.log /tmp/csi-sanity-*.rc']
     for label, (sanity, flags) in parts.items():
         script.append(
@@ -114,7 +135,8 @@ def run_suites(vm, suites):
         then.update((name + '-' + part, (sanity, flags)) for part, flags in LAST.items())
     ran = dict(run(vm, rounds[0]), **run(vm, rounds[1]))
     for label, (code, out) in ran.items():
-        assert code == 0, label + ':\n' + summary(out) + '\n' + out[-6000:]
+        events = suites[label.split('-', 1)[0]][0].task_events() if code else ''
+        assert code == 0, label + ':\n' + summary(out) + '\n' + out[-6000:] + '\n' + events
     for name, (sanity, _parts, whole_flags) in suites.items():
         whole = sanity.whole_suite(whole_flags)
         counted = sum(specs_to_run(out) for label, (_code, out) in ran.items() if label.startswith(name + '-'))
