@@ -5,8 +5,8 @@
 """A replica's status against its primary, from two ``zfs list -Hp -o name,guid,createtxg,creation,written``
 listings.
 
-Pure: parse and compare, no zfs and no SSH, so that every case is a unit test; but for load_status, which reads the
-status file a pull leaves (pull_status) for the zfs_metrics collector.
+Pure: parse and compare, no zfs and no SSH, so that every case is a unit test; but for load_status and write_file,
+which read and write the status file a pull leaves (pull_status) for the zfs_metrics collector.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,6 +16,7 @@ __metaclass__ = type
 import json
 import os
 import stat
+import tempfile
 
 COLUMNS = 'name,guid,createtxg,creation,written'
 LIST_ARGS = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '-o', COLUMNS]
@@ -255,6 +256,21 @@ def load_status(path):
     except ValueError as e:
         return None, '%s is not JSON: %s' % (path, e)
     return (loaded, None) if isinstance(loaded, dict) else (None, '%s is not a JSON object' % path)
+
+
+def write_file(path, text):
+    """text into path, mode 0644: written beside it and renamed over it, so that no reader sees half a file. The pull
+    writes its status so, and the zfs_metrics collector its metrics."""
+    directory, name = os.path.split(path)
+    handle, temporary = tempfile.mkstemp(prefix='.' + name + '.', dir=directory)
+    try:
+        with os.fdopen(handle, 'w') as out:
+            out.write(text)
+        os.chmod(temporary, 0o644)
+        os.rename(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def pull_plan(source_listing, replica_listing, parent, target):

@@ -19,6 +19,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status 
     pull_status,
     report,
     syncoid_excludes,
+    write_file,
 )
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
@@ -216,3 +217,19 @@ def test_a_status_file_is_read_only_as_a_small_regular_json_object(tmp_path):
     for name in ('link', 'fifo', 'big', 'list', 'bad'):
         status, why = load_status(str(tmp_path / (name + '.json')))
         assert status is None and why, name
+
+
+def test_a_file_is_written_whole_or_not_at_all(tmp_path):
+    path = tmp_path / 'status.json'
+    path.write_text('old')
+    write_file(str(path), '{"finished": 1}')
+    assert (path.read_text(), oct(path.stat().st_mode & 0o777), os.listdir(str(tmp_path))) == (
+        '{"finished": 1}',
+        '0o644',
+        ['status.json'],
+    )
+    try:
+        write_file(str(path), None)  # fails while writing: the old file stays, and no temporary one
+    except TypeError:
+        pass
+    assert path.read_text() == '{"finished": 1}' and os.listdir(str(tmp_path)) == ['status.json']
