@@ -376,12 +376,12 @@ class Placement:
         return dict(p, node_id=node['id'])
 
 
-def plan_one(module, p, capacity, listed, placement=None):
+def plan_one(module, p, capacity, listed, placement):
     """One volume from Nomad's list: read it and plan; (current, plan). Nothing is written. A volume not yet made
     is placed first, when node_free_bytes is given."""
     client = module.client
     stub = find(listed, p['name'], p['node_id'])
-    if stub is None and placement and p['state'] == 'present':
+    if stub is None and p['state'] == 'present':
         p = placement.place(p, capacity)
     current = client.get('volume/host/' + stub['ID']) if stub and p['state'] == 'present' else stub
     claims = client.get('volumes/claims', params={'volume_name': p['name']}) if stub and p['state'] == 'deleted' else []
