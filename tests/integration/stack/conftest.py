@@ -18,7 +18,6 @@ WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
 STACK = REPO / 'tests' / 'integration' / 'stack'
 CACHE_BIN = CACHE / 'bin'
 PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
-HV_PARENT = 'tank/nomad/volumes'  # inventories/local/group_vars/host_volume_clients.yml
 # zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
 LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
 # The host_volume_plugin role's parent (inventories/local/group_vars/host_volume_clients.yml).
@@ -302,7 +301,7 @@ def run_local(stack):
 
 def dataset(name, namespace='default'):
     """A host volume's dataset."""
-    return '%s/%s/%s' % (HV_PARENT, namespace, name)
+    return '%s/%s/%s' % (HOST_VOLUMES, namespace, name)
 
 
 @pytest.fixture

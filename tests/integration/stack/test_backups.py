@@ -7,7 +7,7 @@ volume plugin and left out by the pull, so it does not fail them. The node expor
 import json
 import shlex
 
-from test_zfs_metrics import input_series, promtool_test, scrape
+from test_zfs_metrics import collected, input_series, promtool_test
 
 from conftest import HOST_VOLUMES, PARENT
 
@@ -125,17 +125,12 @@ def test_site_pulls_every_volume_to_pool_backup_but_the_opted_out_one(stack, vm,
         vm.sh('systemctl start %s' % ' '.join(timers))
 
 
-def metrics(vm):
-    vm.sh('systemctl start zfs-metrics.service')
-    return scrape(vm)
-
-
 def replica_metrics(vm, csi, recovery_point):
     """What the last pulls left, as the exporter serves it; then a pull that fails, status files the replication user
     forged, and the collection's alerts on the series scraped."""
     pull = (('host', '127.0.0.1'), ('parent', PARENT), ('target', REPLICAS + PARENT))
     replica = (('dataset', csi), ('host', '127.0.0.1'), ('replica', REPLICAS + csi))
-    got = metrics(vm)
+    got = collected(vm)
     assert got[('nomad_zfs_replica_recovery_point_timestamp_seconds', replica)] == recovery_point
     # The last pull brought t-bk-same and t-bk-now: what they hold beyond the snapshot before each.
     brought = vm.zfs(
@@ -156,7 +151,7 @@ def replica_metrics(vm, csi, recovery_point):
         assert vm.sh('systemctl start %s.service' % PULLS[PARENT], check=False, timeout=600).returncode != 0
     finally:
         vm.sh('mv %s.away %s' % (known_hosts, known_hosts))
-    got = metrics(vm)
+    got = collected(vm)
     now = int(vm.sh('date +%s').stdout)
     assert got[('nomad_zfs_replica_last_pull_failed', pull)] == 1
     assert got[('nomad_zfs_replica_last_success_timestamp_seconds', pull)] == ended
@@ -212,9 +207,9 @@ def forged_status_adds_nothing(vm):
     scraped = []
     try:
         as_user(vm, "cat > %s.f <<'EOF'\n%s\nEOF\nmv -f %s.f %s" % (path, json.dumps({'volumes': volumes}), path, path))
-        scraped.append(metrics(vm))
+        scraped.append(collected(vm))
         as_user(vm, 'rm -f %s && mkfifo %s' % (path, path))
-        scraped.append(metrics(vm))
+        scraped.append(collected(vm))
     finally:
         as_user(vm, "rm -f %s && cat > %s <<'EOF'\n%s\nEOF" % (path, path, kept.rstrip('\n')))
     for got in scraped:

@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from conftest import HOST_VOLUME_CONF, HV_PARENT, STACK, dataset
+from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, dataset
 from conftest import HOST_VOLUME_PLUGIN as PLUGIN
 from zfsvm_client import VERSION, changed
 
@@ -26,8 +26,8 @@ def test_site_installed_the_plugin_and_the_node_reports_it(stack):
     attributes = stack.get('/v1/node/' + node['ID'])['Attributes']
     assert attributes['plugins.host_volume.zfs-dataset.version'] == VERSION
     assert stack.vm.sh('stat -c %a:%U ' + PLUGIN).stdout.strip() == '755:root'
-    assert stack.vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HV_PARENT
-    assert props(stack.vm, HV_PARENT, 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
+    assert stack.vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
+    assert props(stack.vm, HOST_VOLUMES, 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
 
 
 def test_a_volume_is_a_quotad_marked_dataset_that_a_job_writes_into(stack, host_volume):
@@ -72,10 +72,10 @@ def test_a_raised_capacity_raises_refquota_and_keeps_the_data(stack, host_volume
     ],
 )
 def test_the_plugin_refuses_bad_requests_with_its_reason_and_makes_nothing(stack, host_volume, args, message):
-    before = stack.vm.zfs('list', '-H', '-r', '-o', 'name', HV_PARENT).stdout
+    before = stack.vm.zfs('list', '-H', '-r', '-o', 'name', HOST_VOLUMES).stdout
     failed = host_volume(**dict({'name': 't-hv-bad'}, **args))
     assert failed.failed and message in failed['msg'], failed
-    assert stack.vm.zfs('list', '-H', '-r', '-o', 'name', HV_PARENT).stdout == before
+    assert stack.vm.zfs('list', '-H', '-r', '-o', 'name', HOST_VOLUMES).stdout == before
     assert [v['Name'] for v in stack.get('/v1/volumes?type=host')].count(args.get('name', 't-hv-bad')) == 0
 
 
@@ -160,7 +160,7 @@ def test_the_parent_changes_only_with_no_volume_left_behind_and_is_made_with_its
     kept = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
     assert kept.returncode != 0 and 'holds the volumes %s. At its next start' % dataset('t-hv-stay') in kept.stdout
     assert re.search(r'^zfsvm\s+: ok=\d+\s+changed=0\s', kept.stdout, re.M), kept.stdout[-2000:]
-    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HV_PARENT
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
     assert stack.module('nomad_host_volume', {'name': 't-hv-stay', 'state': 'deleted'})['rc'] == 0
     try:
         made = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
@@ -171,4 +171,4 @@ def test_the_parent_changes_only_with_no_volume_left_behind_and_is_made_with_its
         restored = stack.playbook(playbook, extra=token)
         vm.zfs('destroy', '-r', '%s/t-deep' % vm.pool, check=False)
     assert changed(restored)['zfsvm'] > 0
-    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HV_PARENT
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES

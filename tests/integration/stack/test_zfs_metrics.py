@@ -6,7 +6,7 @@ import re
 import shlex
 import subprocess
 
-from conftest import HV_PARENT, PARENT, dataset
+from conftest import HOST_VOLUMES, PARENT, dataset
 from test_host_volume_plugin import props
 from zfsvm_client import CACHE, REPO
 
@@ -16,6 +16,12 @@ TEXTFILE = '/var/lib/prometheus/node-exporter/nomad_zfs.prom'
 OUTPUT = '/var/lib/nomad-zfs-csi/metrics'  # the collector's own directory, which TEXTFILE links into
 WRAPPER = '/usr/local/libexec/nomad-zfs-csi/zfs'  # what democratic-csi runs as the csi user
 SAMPLE = re.compile(r'^(\w+)(?:\{(.*)\})? (\S+)$')
+
+
+def collected(vm):
+    """The collector's unit run now (a oneshot: back when the file is written), then the exporter scraped."""
+    vm.sh('systemctl start zfs-metrics.service')
+    return scrape(vm)
 
 
 def scrape(vm):
@@ -61,8 +67,7 @@ def test_the_exporter_serves_each_volume_and_pool_as_zfs_has_them(stack, host_vo
             ).returncode
             == 0
         )
-        vm.sh('systemctl start zfs-metrics.service')  # a oneshot: back when the file is written
-        got = scrape(vm)
+        got = collected(vm)
     finally:
         vm.zfs('set', 'democratic-csi:csi_volume_name=' + name, csi)
 
@@ -87,7 +92,7 @@ def test_the_exporter_serves_each_volume_and_pool_as_zfs_has_them(stack, host_vo
     assert got[('nomad_zfs_pool_size_bytes', (('pool', 'tank'),))] == float(size)
     assert got[('nomad_zfs_pool_state', (('pool', 'tank'), ('state', 'online')))] == 1
     assert got[('nomad_zfs_parent_exists', (('kind', 'csi'), ('parent', PARENT)))] == 1
-    assert got[('nomad_zfs_parent_exists', (('kind', 'host'), ('parent', HV_PARENT)))] == 1
+    assert got[('nomad_zfs_parent_exists', (('kind', 'host'), ('parent', HOST_VOLUMES)))] == 1
     # The exporter read the file whole, through root's link; it is the collector's user's, and nothing half-written is
     # left beside it.
     assert got[('node_textfile_scrape_error', ())] == 0
