@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import json
 import os
+import re
 import stat
 import tempfile
 
@@ -25,9 +26,18 @@ LIST_ARGS = ['list', '-Hp', '-r', '-t', 'filesystem,volume,snapshot,bookmark', '
 MOVE_SNAPSHOT = 'nomad-zfs-csi-move_'
 # Names a --exclude of syncoid's holds, so that no argument nears the kernel's 128 KiB limit on one.
 EXCLUDE_CHUNK = 100
-# What a dataset name may hold (OpenZFS's own rule); a primary's listing naming anything else is left to syncoid.
 # A pull's status is a few hundred bytes a volume: more is not one.
 STATUS_LIMIT = 4 * 1024**2
+# A status nests three deep ({"volumes": [{...}]}). Deeper is refused before json parses it, which recurses once a
+# level (100,000 levels end in a RecursionError), and so that nothing read nests deeper for what walks it after.
+STATUS_DEPTH = 8
+# What counts the nesting, bytes.translate's: every byte but a bracket deleted (no UTF-8 character holds an ASCII byte
+# but itself), a brace taken as a square bracket (json refuses a pair that does not match).
+SQUARE = bytes(bytearray(ord('[') if b == ord('{') else ord(']') if b == ord('}') else b for b in range(256)))
+NOT_BRACKETS = bytes(bytearray(b for b in range(256) if chr(b) not in '[]{}'))
+# A whole number as zfs prints it: ASCII digits only (str.isdigit() takes '²' too, which int() refuses).
+WHOLE = re.compile(r'[0-9]+\Z')
+# What a dataset name may hold (OpenZFS's own rule); a primary's listing naming anything else is left to syncoid.
 NAME_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-/')
 
 
@@ -45,27 +55,36 @@ def listing_ssh_argv(ssh, key, port, options, login, parent):
     return argv + [login, 'zfs'] + LIST_ARGS + [parent]
 
 
+def _fields(line):
+    """A listing's line as (name, guid, txg, created, written), or None for one zfs does not print: five fields, the
+    guid, transaction group and creation whole numbers, written one too or None (a bookmark has none)."""
+    fields = line.split('\t')
+    if len(fields) != 5 or not all(WHOLE.match(field) for field in fields[1:4]):
+        return None
+    name, guid, txg, created, written = fields
+    return name, guid, int(txg), int(created), int(written) if WHOLE.match(written) else None
+
+
+def unparsed(stdout):
+    """The first line of a listing that zfs would not print (_fields), or None. The primary's comes through SSH."""
+    return next((line for line in stdout.splitlines() if _fields(line) is None), None)
+
+
 def parse_listing(stdout):
     """The listing into {dataset: {'snapshots': [...], 'bookmarks': [...]}}, each point {'name', 'guid', 'txg',
     'created', 'written'} oldest first by transaction group (creation has whole seconds only, and sanoid takes
     several kinds in one). written is what a snapshot holds that the snapshot before it does not; None for a
-    bookmark."""
+    bookmark. A line zfs would not print is left out (unparsed finds it)."""
     datasets = {}
     for line in stdout.splitlines():
-        fields = line.split('\t')
-        if len(fields) != 5:
+        fields = _fields(line)
+        if fields is None:
             continue
         name, guid, txg, created, written = fields
         for mark, kind in (('@', 'snapshots'), ('#', 'bookmarks')):
             if mark in name:
                 dataset = name.split(mark, 1)[0]
-                point = {
-                    'name': name,
-                    'guid': guid,
-                    'txg': int(txg),
-                    'created': int(created),
-                    'written': int(written) if written.isdigit() else None,
-                }
+                point = {'name': name, 'guid': guid, 'txg': txg, 'created': created, 'written': written}
                 datasets.setdefault(dataset, {'snapshots': [], 'bookmarks': []})[kind].append(point)
                 break
         else:
@@ -203,10 +222,11 @@ def pull_status(listings, parent, target, finished, exit_code, previous):
     the status before (its owner wrote it: anything that is not a whole number is dropped)."""
     source, before, after = listings
     if after is None:
+        known = previous.get('volumes') if isinstance(previous.get('volumes'), list) else []
         volumes = [
             {'name': v.get('name'), 'replica': v.get('replica'), 'recovery_point': v.get('recovery_point'),
              'last_increment_bytes': None}
-            for v in previous.get('volumes') or [] if isinstance(v, dict)
+            for v in known if isinstance(v, dict)
         ]  # fmt: skip
     else:
         if source is None:
@@ -237,24 +257,36 @@ def pull_status(listings, parent, target, finished, exit_code, previous):
 
 def load_status(path):
     """A pull's status file as (status, None), or (None, why): a regular file, not read through a link (its directory
-    is the replication user's), nor a FIFO that would block, nor past STATUS_LIMIT; a JSON object. No file is
-    (None, None)."""
+    is the replication user's), nor a FIFO that would block, nor past STATUS_LIMIT; UTF-8 text throughout, nesting no
+    deeper than STATUS_DEPTH, a JSON object. No file is (None, None). It never raises: the file is the replication
+    user's, and the zfs_metrics collector that reads it must still write every other metric."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None, None
     except OSError as e:
         return None, str(e)
-    with os.fdopen(handle, 'rb') as status:
-        if not stat.S_ISREG(os.fstat(status.fileno()).st_mode):
-            return None, '%s is not a regular file' % path
-        text = status.read(STATUS_LIMIT + 1)
-    if len(text) > STATUS_LIMIT:
-        return None, '%s is larger than %d bytes' % (path, STATUS_LIMIT)
     try:
-        loaded = json.loads(text.decode('utf-8'))
-    except ValueError as e:
-        return None, '%s is not JSON: %s' % (path, e)
+        with os.fdopen(handle, 'rb') as status:
+            if not stat.S_ISREG(os.fstat(status.fileno()).st_mode):
+                return None, '%s is not a regular file' % path
+            data = status.read(STATUS_LIMIT + 1)
+        if len(data) > STATUS_LIMIT:
+            return None, '%s is larger than %d bytes' % (path, STATUS_LIMIT)
+        # How deep it nests, before json.loads recurses into it: each pass takes away the innermost pairs, at C speed
+        # whatever the file holds. Brackets in strings count too: a status holds none there (a dataset's name cannot).
+        brackets = data.translate(SQUARE, NOT_BRACKETS)
+        for _level in range(STATUS_DEPTH):
+            brackets = brackets.replace(b'[]', b'')
+        if brackets:
+            return None, '%s nests deeper than %d, or its brackets do not pair' % (path, STATUS_DEPTH)
+        text = data.decode('utf-8')  # strict: a surrogate's bytes are refused too
+        loaded = json.loads(text)
+        # json.loads makes a lone surrogate of an escape ("\ud800"), which no UTF-8 output can hold: the collector's
+        # write of the whole .prom file would fail on it.
+        json.dumps(loaded, ensure_ascii=False).encode('utf-8')
+    except Exception as e:  # whatever else the file holds (a number of 100,000 digits) ends here
+        return None, '%s is unreadable: %s' % (path, e)
     return (loaded, None) if isinstance(loaded, dict) else (None, '%s is not a JSON object' % path)
 
 

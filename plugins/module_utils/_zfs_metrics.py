@@ -42,6 +42,11 @@ POOL_METRICS = (
 # A pull on a standby, labelled from its configuration (root's): the primary's host, its parent, the target here.
 PULL_METRICS = (
     ('pull_configured', 'A pull configured on this standby: 1, with its primary host, parent and target.', None),
+    (
+        'status_unreadable',
+        "Whether the pull's status file is there but was refused (1: no figure of it) or not (0).",
+        None,
+    ),
     ('last_pull_timestamp_seconds', 'When the last pull ended, in seconds since the epoch.', 'finished'),
     ('last_pull_failed', 'Whether the last pull failed (1) or not (0).', 'failed'),
     ('last_success_timestamp_seconds', 'When the last pull that did not fail ended.', 'last_success'),
@@ -57,6 +62,9 @@ REPLICA_METRICS = (
     ('last_increment_bytes', 'What the last pull received for the volume (written of the snapshots it brought).',
      'last_increment_bytes'),
 )  # fmt: skip
+# The most a figure may be: zfs's are 64-bit. A longer number would make a sample the exporter cannot parse as a float
+# (past 1.8e308), and it would drop the whole file.
+FIGURE_LIMIT = 2**64
 
 
 def label_value(value):
@@ -137,19 +145,21 @@ def _figure(value):
     """A figure from a status file, which the replication user writes: a whole number (a bool as 0 or 1), or None."""
     if isinstance(value, bool):
         return int(value)
-    return value if isinstance(value, int) and value >= 0 else None
+    return value if isinstance(value, int) and 0 <= value < FIGURE_LIMIT else None
 
 
 def replica_samples(pulls):
-    """The samples of each pull, [(configuration, status)], by metric name. The configuration, {'host', 'parent',
-    'target'}, is root's; the status (None before the first pull) is the replication user's, so only its figures are
-    taken, and only volumes under the pull's parent, each once, with its replica named from the configuration."""
+    """The samples of each pull, [(configuration, status, why)], by metric name. The configuration, {'host', 'parent',
+    'target'}, is root's; the status (None before the first pull, or when its file was refused: why says so) is the
+    replication user's, so only its figures are taken, and only volumes under the pull's parent, each once, with its
+    replica named from the configuration."""
     samples = dict((name, []) for name, _h, _k in PULL_METRICS + REPLICA_METRICS)
-    for pull, status in pulls:
+    for pull, status, why in pulls:
         pairs = [('host', pull['host']), ('parent', pull['parent']), ('target', pull['target'])]
         samples['pull_configured'].append((pairs, 1))
+        samples['status_unreadable'].append((pairs, int(bool(why))))
         status = status or {}
-        for name, _help_text, key in PULL_METRICS[1:]:
+        for name, _help_text, key in PULL_METRICS[2:]:
             samples[name].append((pairs, _figure(status.get(key))))
         volumes = status.get('volumes') if isinstance(status.get('volumes'), list) else []
         seen = set()

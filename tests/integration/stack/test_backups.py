@@ -127,7 +127,7 @@ def test_site_pulls_every_volume_to_pool_backup_but_the_opted_out_one(stack, vm,
 
 def replica_metrics(vm, csi, recovery_point):
     """What the last pulls left, as the exporter serves it; then a pull that fails, status files the replication user
-    forged, and the collection's alerts on the series scraped."""
+    forged (some the collector refuses), and the collection's alerts on the series scraped."""
     pull = (('host', '127.0.0.1'), ('parent', PARENT), ('target', REPLICAS + PARENT))
     replica = (('dataset', csi), ('host', '127.0.0.1'), ('replica', REPLICAS + csi))
     got = collected(vm)
@@ -195,8 +195,9 @@ def as_user(vm, command):
 
 def forged_status_adds_nothing(vm):
     """The replication user owns the status files: one naming a line of its own (its pool faulted) and a volume outside
-    its pull's parent, then a FIFO, which would block a reader. Neither adds a line of its own, a volume outside the
-    parent, or stops the collector."""
+    its pull's parent, then a FIFO, which would block a reader, then one nested 100,000 deep (json's RecursionError)
+    and one holding a lone surrogate (no .prom file can hold it). None adds a line of its own, a volume outside the
+    parent, or stops the collector; the last three are refused, and the pull says so."""
     path = STATUS % PULLS[HOST_VOLUMES].split('@')[1]
     kept = vm.sh('cat %s' % path).stdout
     line = 'x"} 1\nnomad_zfs_pool_state{pool="tank",state="faulted'
@@ -204,27 +205,44 @@ def forged_status_adds_nothing(vm):
         {'name': HOST_VOLUMES + '/' + line, 'recovery_point': 1},
         {'name': PARENT + '/demo', 'recovery_point': 1},
     ]
+    nested = 'import sys; sys.stdout.write(\'{"volumes": \' + "[" * 100000 + "]" * 100000 + "}")'
+    # json.dumps writes the lone surrogate as its escape, which json.loads reads back as one.
+    surrogate = json.dumps({'volumes': [{'name': HOST_VOLUMES + '/\ud800', 'recovery_point': 1}]})
     scraped = []
     try:
         as_user(vm, "cat > %s.f <<'EOF'\n%s\nEOF\nmv -f %s.f %s" % (path, json.dumps({'volumes': volumes}), path, path))
         scraped.append(collected(vm))
         as_user(vm, 'rm -f %s && mkfifo %s' % (path, path))
         scraped.append(collected(vm))
+        as_user(vm, 'python3 -c %s > %s.f && mv -f %s.f %s' % (shlex.quote(nested), path, path, path))
+        scraped.append(collected(vm))
+        as_user(vm, "cat > %s.f <<'EOF'\n%s\nEOF\nmv -f %s.f %s" % (path, surrogate, path, path))
+        scraped.append(collected(vm))
     finally:
         as_user(vm, "rm -f %s && cat > %s <<'EOF'\n%s\nEOF" % (path, path, kept.rstrip('\n')))
+    # collected() ran the collector to its end each time: every other metric is there, and the pull whose file was
+    # refused says so.
+    refused = (('host', '127.0.0.1'), ('parent', HOST_VOLUMES), ('target', REPLICAS + HOST_VOLUMES))
+    other = (('host', '127.0.0.1'), ('parent', PARENT), ('target', REPLICAS + PARENT))
+    assert [got[('nomad_zfs_replica_status_unreadable', refused)] for got in scraped] == [0, 1, 1, 1]
     for got in scraped:
         assert got[('node_textfile_scrape_error', ())] == 0
+        assert got[('nomad_zfs_replica_status_unreadable', other)] == 0
+        assert got[('nomad_zfs_pool_state', (('pool', 'tank'), ('state', 'online')))] == 1
         assert got[('nomad_zfs_pool_state', (('pool', 'tank'), ('state', 'faulted')))] == 0
+        assert ('nomad_zfs_pool_size_bytes', (('pool', 'tank'),)) in got
+        assert any(name == 'nomad_zfs_volume_used_bytes' for name, _labels in got)
         replicas = [
             dict(labels) for _name, labels in got if ('host', '127.0.0.1') in labels and 'replica' in dict(labels)
         ]
         mine = [r['dataset'] for r in replicas if r['replica'].startswith(REPLICAS + HOST_VOLUMES + '/')]
         assert all(name.startswith(HOST_VOLUMES + '/') for name in mine), mine
-    # The forged name under the parent is one label's value, escaped; the FIFO gives its pull no figure, the other's
-    # stay.
+    # The forged name under the parent is one label's value, escaped; a refused file gives its pull no figure, the
+    # other's stay.
     forged = [
         dict(labels)['dataset'] for name, labels in scraped[0] if name.endswith('recovery_point_timestamp_seconds')
     ]
     assert HOST_VOLUMES + '/' + line.replace('"', '\\"').replace('\n', '\\n') in forged, forged
-    assert not any(REPLICAS + HOST_VOLUMES + '/' in str(labels) for _name, labels in scraped[1])
-    assert any(name == 'nomad_zfs_replica_recovery_point_timestamp_seconds' for name, _labels in scraped[1])
+    for got in scraped[1:]:
+        assert not any(REPLICAS + HOST_VOLUMES + '/' in str(labels) for _name, labels in got)
+        assert any(name == 'nomad_zfs_replica_recovery_point_timestamp_seconds' for name, _labels in got)

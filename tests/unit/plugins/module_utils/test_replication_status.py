@@ -11,6 +11,7 @@ import subprocess
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status import (
     MOVE_SNAPSHOT,
+    STATUS_DEPTH,
     STATUS_LIMIT,
     increment_bytes,
     load_status,
@@ -19,6 +20,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status 
     pull_status,
     report,
     syncoid_excludes,
+    unparsed,
     write_file,
 )
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
@@ -196,6 +198,8 @@ def test_a_failed_pull_keeps_the_last_success_and_what_it_knows_of_the_replicas(
         {'name': PARENT + '/v1', 'replica': TARGET + '/v1', 'recovery_point': 1690000000, 'last_increment_bytes': None}
     ]
     # The primary did not answer: each replica's newest snapshot is its recovery point (primary_lost's).
+    # What the replication user wrote before: volumes that are not a list are none.
+    assert pull_status((None, None, None), PARENT, TARGET, 1700000900, 1, {'volumes': 5})['volumes'] == []
     status = pull_status((None, None, STANDBY), PARENT, TARGET, 1700000900, 255, {'last_success': 'yesterday'})
     assert status['last_success'] is None
     v4 = [v for v in status['volumes'] if v['name'] == PARENT + '/v4'][0]
@@ -217,6 +221,47 @@ def test_a_status_file_is_read_only_as_a_small_regular_json_object(tmp_path):
     for name in ('link', 'fifo', 'big', 'list', 'bad'):
         status, why = load_status(str(tmp_path / (name + '.json')))
         assert status is None and why, name
+
+
+def test_a_status_file_the_collector_cannot_take_is_refused_and_never_raises(tmp_path):
+    """The replication user writes what it likes: nesting that json.loads would recurse into until RecursionError, a
+    lone surrogate that no UTF-8 output holds (as an escape, or as its raw bytes, which strict UTF-8 refuses), a number
+    too long for int(). Each is refused with a reason, as what is not JSON."""
+    forged = {
+        'nested': b'{"volumes": ' + b'[' * 100000 + b']' * 100000 + b'}',
+        'nested-braces': b'{"a": ' * 100000 + b'1' + b'}' * 100000,
+        'nested-to-the-limit': b'[{' * (STATUS_LIMIT // 4) + b'}]' * (STATUS_LIMIT // 4),
+        'unpaired': b'{"volumes": [}',
+        'escaped-surrogate': b'{"volumes": [{"name": "tank/nomad/csi/\\ud800", "recovery_point": 1}]}',
+        'surrogate-key': b'{"\\udfff": 1}',
+        'raw-surrogate': b'{"volumes": [{"name": "tank/nomad/csi/\xed\xa0\x80", "recovery_point": 1}]}',
+        'latin-1': b'{"volumes": [{"name": "tank/nomad/csi/caf\xe9"}]}',
+        'huge-number': b'{"finished": 1' + b'0' * 100000 + b'}',
+    }
+    for name, data in forged.items():
+        (tmp_path / (name + '.json')).write_bytes(data)
+        status, why = load_status(str(tmp_path / (name + '.json')))
+        assert status is None and why, name
+    assert 'nests deeper than %d' % STATUS_DEPTH in load_status(str(tmp_path / 'nested.json'))[1]
+    # As deep as allowed, and text that is not ASCII, is a status; a level more is not.
+    deepest = '{"a": %s1%s, "name": "tank/caf\u00e9 \u2603"}' % ('[' * (STATUS_DEPTH - 1), ']' * (STATUS_DEPTH - 1))
+    (tmp_path / 'deepest.json').write_text(deepest, encoding='utf-8')
+    assert load_status(str(tmp_path / 'deepest.json')) == (json.loads(deepest), None)
+    (tmp_path / 'deeper.json').write_text('[%s]' % deepest, encoding='utf-8')
+    assert load_status(str(tmp_path / 'deeper.json'))[0] is None
+
+
+def test_a_line_zfs_would_not_list_is_found_and_left_out():
+    """The primary's listing comes through SSH: a line with too few fields, or a figure that is not a number (a
+    superscript digit passes str.isdigit() but not int()), would end the pull before it writes its status."""
+    bad = ['garbage', PARENT + '/v1@x\t1\t2', PARENT + '/v1@x\tg\t1\t1\t0', PARENT + '/v1@x\t1\t\u00b2\t1\t0', '']
+    for line in bad:
+        listing = PRIMARY + line + '\n'
+        assert unparsed(listing) == line, line
+        assert parse_listing(listing) == parse_listing(PRIMARY), line
+    assert unparsed(PRIMARY) is None and unparsed(STANDBY) is None and unparsed('') is None
+    # A written that is no number is a bookmark's: none.
+    assert parse_listing(PARENT + '/v1#b\t7\t3\t4\t-\n')[PARENT + '/v1']['bookmarks'][0]['written'] is None
 
 
 def test_a_file_is_written_whole_or_not_at_all(tmp_path):

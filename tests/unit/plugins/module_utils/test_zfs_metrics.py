@@ -122,7 +122,7 @@ def test_each_pull_and_replica_has_the_figures_of_its_status():
                     {'name': 'tank/nomad/csi/new', 'recovery_point': None, 'last_increment_bytes': 0}],
     }  # fmt: skip
     other = dict(PULL, host='storage-2', target='backup/replica/storage-2/tank/nomad/csi')
-    got = samples(render('', '', [], [(PULL, status), (other, None)]))
+    got = samples(render('', '', [], [(PULL, status, None), (other, None, None)]))
     pull = (('host', 'storage-1'), ('parent', PULL['parent']), ('target', PULL['target']))
     db = (('host', 'storage-1'), ('dataset', 'tank/nomad/csi/db'), ('replica', PULL['target'] + '/db'))
     assert got[('nomad_zfs_replica_last_pull_timestamp_seconds', pull)] == 1700000900
@@ -131,11 +131,13 @@ def test_each_pull_and_replica_has_the_figures_of_its_status():
     assert got[('nomad_zfs_replica_recovery_point_timestamp_seconds', db)] == 1699999000
     assert got[('nomad_zfs_replica_last_increment_bytes', db)] == 4096
     assert not any(labels[1] == ('dataset', 'tank/nomad/csi/new') for name, labels in got if 'recovery' in name)
-    # A pull that has not run yet is configured, with no figure: no made-up zero.
-    assert [k for k in got if ('host', 'storage-2') in k[1]] == [
-        ('nomad_zfs_replica_pull_configured', (('host', 'storage-2'), ('parent', other['parent']),
-                                               ('target', other['target'])))
-    ]  # fmt: skip
+    assert got[('nomad_zfs_replica_status_unreadable', pull)] == 0
+    # A pull that has not run yet is configured, its file not refused (there is none), with no figure: no made-up zero.
+    labels = (('host', 'storage-2'), ('parent', other['parent']), ('target', other['target']))
+    assert dict((k, v) for k, v in got.items() if ('host', 'storage-2') in k[1]) == {
+        ('nomad_zfs_replica_pull_configured', labels): 1,
+        ('nomad_zfs_replica_status_unreadable', labels): 0,
+    }
 
 
 def test_a_status_yields_only_its_own_volumes_figures_once():
@@ -152,10 +154,34 @@ def test_a_status_yields_only_its_own_volumes_figures_once():
             {'name': ['tank/nomad/csi/list']}, 'text',
         ],
     }  # fmt: skip
-    text = render('', '', [], [(PULL, status)])
+    text = render('', '', [], [(PULL, status, None)])
     got = samples(text)  # every line is a sample of the format
     recovery = dict((k[1][1][1], v) for k, v in got.items() if k[0].endswith('recovery_point_timestamp_seconds'))
     evil = status['volumes'][4]['name']
     assert recovery == {'tank/nomad/csi/db': 1, label_value(evil): 5}
     assert [k[0] for k in got if k[0].startswith('nomad_zfs_replica_last_')] == []
     assert not any(line.startswith('nomad_zfs_pool_state') for line in text.splitlines())
+
+
+def test_a_refused_status_is_said_so_and_every_other_metric_stays():
+    """load_status refused the pull's file (why): the pull says so, with no figure of it; the pools, the volumes and
+    the other pulls are as ever. A figure too long for a float would fail the exporter's whole scrape: none."""
+    other = dict(PULL, host='storage-2', target='backup/replica/storage-2/tank/nomad/csi')
+    fine = {
+        'finished': 1700000900, 'failed': False, 'last_success': 10**400,
+        'volumes': [{'name': 'tank/nomad/csi/db', 'recovery_point': 2**64, 'last_increment_bytes': 2**64 - 1}],
+    }  # fmt: skip
+    got = samples(
+        render(LISTING, POOLS, PARENTS, [(PULL, None, 'b_storage-1.json nests deeper than 8'), (other, fine, None)])
+    )
+    expected = samples(render(LISTING, POOLS, PARENTS))
+    for pull, name, value in [
+        (PULL, 'pull_configured', 1), (PULL, 'status_unreadable', 1),
+        (other, 'pull_configured', 1), (other, 'status_unreadable', 0),
+        (other, 'last_pull_timestamp_seconds', 1700000900), (other, 'last_pull_failed', 0),
+    ]:  # fmt: skip
+        labels = (('host', pull['host']), ('parent', pull['parent']), ('target', pull['target']))
+        expected[('nomad_zfs_replica_' + name, labels)] = value
+    db = (('host', 'storage-2'), ('dataset', 'tank/nomad/csi/db'), ('replica', other['target'] + '/db'))
+    expected[('nomad_zfs_replica_last_increment_bytes', db)] = float(2**64 - 1)  # as the exporter reads it
+    assert got == expected
