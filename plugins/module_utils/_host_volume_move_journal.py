@@ -7,6 +7,10 @@ so that it survives the operator's machine and both nodes' agents. Run again, th
 there; a move aborted early enough puts everything back on the source.
 
 Nothing here is inferred from live allocations: the jobs to run again are the ones the journal says were stopped.
+
+Whoever holds `variables write` on the path (the mover's token) writes the journal, so it is read as a claim: it
+says which of this volume's steps are done, and what Nomad and the nodes cannot show any more. The planner
+(_host_volume_move_plan) checks each such item against what it reads, and derives everything else afresh.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import re
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 
@@ -64,6 +69,27 @@ def refuse(message):
     raise PlanError(message + ' Nothing was changed.')
 
 
+def mismatch(p, field, journal_value, read):
+    """Refuse a journal whose field does not match what is read: its value, what was read, and the way out."""
+    path = journal_path(p['name'])
+    refuse(
+        'The journal %s does not match what is read: its %s is %s, but %s. No step is planned from it. Check by hand '
+        'what the move or failover of %s did, then delete the journal (nomad var purge -namespace %s %s) and run '
+        'again.' % (path, field, journal_value, read, p['name'], p.get('namespace', 'default'), path)
+    )
+
+
+def _loaded(p, items, field, kind):
+    """A JSON item of the journal, of the type this collection writes there, or the refusal."""
+    try:
+        value = json.loads(items.get(field) or 'null')
+    except ValueError:
+        value = None
+    if not isinstance(value, kind):
+        mismatch(p, field, repr(items.get(field)), 'this collection writes a JSON %s there' % kind.__name__)
+    return value
+
+
 def resume(p, items, volumes, target):
     """Where a journaled move stands, from its journal and what Nomad holds now: the steps left (or, with abort,
     the steps that undo it), the volume as it was on the source, the jobs it stopped and its datasets.
@@ -83,9 +109,15 @@ def resume(p, items, volumes, target):
             'A %(what)s of %(name)s to %(to)s is under way (done: %(done)s); run '
             'playbooks/%(what)s_host_volume.yml again with -e to=%(to)s to finish it%(abort)s.' % under_way
         )
-    vol = json.loads(items['volume'])
+    vol = _loaded(p, items, 'volume', dict)
+    jobs = _loaded(p, items, 'jobs', list)
+    if not all(isinstance(job, str) for job in jobs):
+        mismatch(p, 'jobs', items['jobs'], 'this collection writes a list of job IDs there')
+    # Whole seconds, and no more digits than a time the final snapshot's name can be formatted from.
+    if not re.match(r'[0-9]{1,11}\Z', items.get('started') or '0'):
+        mismatch(p, 'started', repr(items.get('started')), 'this collection writes the seconds since 1970 there')
     done = done_steps(items)
-    on_source = [v for v in volumes if v.get('ID') == vol['id']]
+    on_source = [v for v in volumes if v.get('ID') == vol.get('id')]
     on_target = [v for v in volumes if target and v.get('NodeID') == target.get('ID')]
     # What Nomad shows outranks the journal: a run stopped between a change and its record made the change.
     steps = steps_of(items)
@@ -111,9 +143,9 @@ def resume(p, items, volumes, target):
         left = ['unmark', 'start']
     return dict(
         volume=vol,
-        fence=json.loads(items['fence']) if failover else None,
-        jobs=json.loads(items['jobs']),
-        data=json.loads(items['data']),
+        fence=_loaded(p, items, 'fence', dict) if failover else None,
+        jobs=jobs,
+        data=_loaded(p, items, 'data', dict),
         source_node_id=items.get('source_node_id'),
         steps=left,
         done=done,

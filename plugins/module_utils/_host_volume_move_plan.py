@@ -12,12 +12,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import time
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import (
     FAILOVER_STEPS,
     STEPS,
+    done_steps,
     journal_path,
+    mismatch,
     record,
     refuse,
     resume,
@@ -243,32 +246,27 @@ def _back_pulls(source_read, target_parent):
     ]
 
 
-def plan_data(p, vol, source, target, source_read, target_read, now=0):
-    """The datasets the move takes part with, from both nodes' zfs_host_volume_info reads (none of the lost node's
-    in a failover), or the refusal of what keeps the data from moving."""
-    where = '%s/%s' % (p['namespace'], p['name'])
-    dataset = (source_read or {}).get('dataset') or {}
-    # A move takes the replica pulled from the source's parent; a failover, whichever pull keeps one.
-    pulls = [
-        pull
-        for pull in target_read['pulls']
-        if pull['replica']['exists'] and (not source_read or pull['parent'] == source_read['parent'])
-    ]
-    replicas = [dict(pull['replica'], pull=pull['instance'], host=pull['host'], source_parent=pull['parent'],
-                     adopt=pull['adopt']) for pull in pulls]  # fmt: skip
-    described = dataset.get('name') or 'volume %s' % where
-    if not p['failover']:
-        if not dataset.get('exists'):
-            refuse('Node %s has no dataset %s.' % (source['name'], described))
-        if dataset.get('mark') != vol['id']:
-            refuse("%s is not volume %s's dataset (its %s is %s)." % (described, vol['id'], MARK, dataset.get('mark')))
-        if dataset.get('type') != 'filesystem':
-            refuse('%s is a %s; only a filesystem moves.' % (described, dataset.get('type')))
-        if dataset.get('moved_to') not in (None, p['to']):
-            refuse(
-                '%s is marked as moved to %s; clear the mark (zfs inherit %s) only if that move was given up.'
-                % (described, dataset['moved_to'], MOVED)
-            )
+def _source_refusal_of_data(p, vol, source, dataset, described):
+    """What keeps a move's source dataset from moving: missing, not the volume's (its mark), not a filesystem, or
+    marked as moved elsewhere."""
+    if not dataset.get('exists'):
+        return 'Node %s has no dataset %s.' % (source['name'], described)
+    if dataset.get('mark') != vol['id']:
+        return "%s is not volume %s's dataset (its %s is %s)." % (described, vol['id'], MARK, dataset.get('mark'))
+    if dataset.get('type') != 'filesystem':
+        return '%s is a %s; only a filesystem moves.' % (described, dataset.get('type'))
+    if dataset.get('moved_to') not in (None, p['to']):
+        return '%s is marked as moved to %s; clear the mark (zfs inherit %s) only if that move was given up.' % (
+            described,
+            dataset['moved_to'],
+            MOVED,
+        )
+    return None
+
+
+def _the_replica(p, source, source_read, target_read, described):
+    """The one replica on the target that the volume comes up from, or the refusal of none, several, or a dataset
+    of the volume already there."""
     held = target_read.get('dataset') or {}
     if held.get('exists'):
         moved = 'moved to %s' % held['moved_to'] if held.get('moved_to') else 'not marked as moved'
@@ -285,6 +283,14 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
             "Node %s's plugin has no replica parent to adopt from; run the host_volume_plugin role for it with "
             'host_volume_plugin_replica_parent (its zfs_replication_replica_parent).' % p['to']
         )
+    # A move takes the replica pulled from the source's parent; a failover, whichever pull keeps one.
+    pulls = [
+        pull
+        for pull in target_read['pulls']
+        if pull['replica']['exists'] and (not source_read or pull['parent'] == source_read['parent'])
+    ]
+    replicas = [dict(pull['replica'], pull=pull['instance'], host=pull['host'], source_parent=pull['parent'],
+                     adopt=pull['adopt']) for pull in pulls]  # fmt: skip
     if not replicas:
         refuse(
             'Node %s has no replica of %s under %s; have the zfs_replication role there pull %s (zfs_replication_pulls '
@@ -301,7 +307,54 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
             'Node %s has several replicas of %s (%s); keep the one its pull keeps current.'
             % (p['to'], described, ', '.join(r['name'] for r in replicas))
         )
-    replica = replicas[0]
+    return replicas[0]
+
+
+def _final(source_parent, where, started):
+    """The move's final snapshot, named for when the move was planned (its journal's started)."""
+    return '%s/%s@%s%s' % (
+        source_parent,
+        where,
+        MOVE_SNAPSHOT,
+        time.strftime('%Y-%m-%d_%H:%M:%S', time.gmtime(started)),
+    )
+
+
+def _named(p, source_parent, target_read, source_read, started, replica=None):
+    """The datasets a move or failover acts on, all named from the nodes' reads."""
+    where = '%s/%s' % (p['namespace'], p['name'])
+    back = _back_pulls(source_read, target_read['parent'])
+    data = dict(
+        dataset='%s/%s' % (source_parent, where),
+        final=_final(source_parent, where, started),
+        source_parent=source_parent,
+        target_parent=target_read['parent'],
+        # Replication turns around through the one pull of the target's parent into the source's replica parent.
+        back_pull=back[0] if len(back) == 1 else None,
+        back_pulls=len(back),
+        dataset_exists=bool(((source_read or {}).get('dataset') or {}).get('exists')),
+        source_replica_parent=(source_read or {}).get('replica_parent', ''),
+    )
+    if replica:
+        data.update(
+            replica=replica['name'],
+            replica_snapshots=replica['snapshots'],
+            pull=replica['pull'],
+            replica_host=replica['host'],
+            adopt=replica['adopt'],
+        )
+    return data
+
+
+def plan_data(p, vol, source, target, source_read, target_read, now=0):
+    """The datasets the move takes part with, from both nodes' zfs_host_volume_info reads (none of the lost node's
+    in a failover), or the refusal of what keeps the data from moving."""
+    dataset = (source_read or {}).get('dataset') or {}
+    described = dataset.get('name') or 'volume %s/%s' % (p['namespace'], p['name'])
+    refusal = None if p['failover'] else _source_refusal_of_data(p, vol, source, dataset, described)
+    if refusal:
+        refuse(refusal)
+    replica = _the_replica(p, source, source_read, target_read, described)
     snapshots = dataset.get('snapshots') or []
     before = _before_the_move(snapshots)
     if not p['failover'] and before and not _holds_newest_data(snapshots, replica['snapshots']):
@@ -312,25 +365,7 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
             % (replica['name'], newest['name'], replica['pull'], p['to'])
         )
     source_parent = source_read['parent'] if source_read else replica['source_parent']
-    back = _back_pulls(source_read, target_read['parent'])
-    return dict(
-        dataset='%s/%s' % (source_parent, where),
-        # The move's final snapshot, named for when the move was planned.
-        final='%s/%s@%s%s'
-        % (source_parent, where, MOVE_SNAPSHOT, time.strftime('%Y-%m-%d_%H:%M:%S', time.gmtime(now))),
-        source_parent=source_parent,
-        target_parent=target_read['parent'],
-        replica=replica['name'],
-        replica_snapshots=replica['snapshots'],
-        pull=replica['pull'],
-        replica_host=replica['host'],
-        adopt=replica['adopt'],
-        # Replication turns around through the one pull of the target's parent into the source's replica parent.
-        back_pull=back[0] if len(back) == 1 else None,
-        back_pulls=len(back),
-        dataset_exists=bool(dataset.get('exists')),
-        source_replica_parent=(source_read or {}).get('replica_parent', ''),
-    )
+    return _named(p, source_parent, target_read, source_read, now, replica)
 
 
 def _after_each(items, steps):
@@ -350,16 +385,123 @@ def _journaled(result, p, now):
     )
 
 
-def _plan_resumed(p, journal, volumes, nodes, now):
+# The volume's fields a resumed move acts on (the delete's node; the create's plugin, capacity, capabilities and
+# parameters), which its journal must hold as Nomad does while Nomad still has the volume.
+VOLUME_FIELDS = ('id', 'name', 'namespace', 'node_id', 'plugin_id', 'capacity_min', 'capacity_max', 'capabilities',
+                 'parameters')  # fmt: skip
+# The journal's names of the datasets, each named afresh from the nodes' reads on a resumed run.
+DATA_FIELDS = ('dataset', 'final', 'source_parent', 'target_parent', 'replica', 'pull', 'replica_host', 'adopt')
+
+
+def _as_json(value):
+    """value as the journal holds it: through JSON, so that a tuple read compares equal to the list written."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def _resumed_volume(p, journal, r, volumes, target, by_id):
+    """The volume of a move or failover under way and its node: as Nomad shows them while it still has the volume,
+    the journal's (the only record left) once Nomad deleted it. Either way each must match what Nomad shows: the
+    volume of this name on the journal's node or, once created there, on the target, and the journal's steps."""
+    vol, node_id, done = r['volume'], r['source_node_id'], journal.get('done') or 'nothing'
+
+    def node_name(node):
+        return (by_id.get(node) or {}).get('Name') or node
+
+    if [field for field in VOLUME_FIELDS if field not in r['volume']] or not isinstance(vol.get('id'), str):
+        read = 'this collection writes the volume there with %s' % ', '.join(VOLUME_FIELDS)
+        mismatch(p, 'volume', journal.get('volume'), read)
+    if node_id == target['ID']:
+        mismatch(p, 'source_node_id', node_id, 'that is node %s, the target' % p['to'])
+    for other in volumes:
+        if other.get('ID') != vol['id'] and other.get('NodeID') != target['ID']:
+            where = node_name(other.get('NodeID'))
+            mismatch(
+                p, 'volume.id', vol['id'], 'Nomad has volume %s %s on node %s' % (p['name'], other.get('ID'), where)
+            )
+    read = [v for v in volumes if v.get('ID') == vol['id']]
+    if read:
+        if read[0].get('NodeID') != node_id:
+            where = node_name(read[0].get('NodeID'))
+            mismatch(p, 'source_node_id', node_id, 'Nomad has volume %s on node %s' % (vol['id'], where))
+        if 'delete' in r['journal_done']:
+            mismatch(p, 'done', done, 'Nomad still has volume %s on node %s' % (vol['id'], node_name(node_id)))
+        vol = _as_json(shown(read[0]))
+    # Where Nomad has the volume, the journal's must be it; where not, it must at least be this one of that node.
+    expected = vol if read else dict(vol, name=p['name'], namespace=p['namespace'], node_id=node_id)
+    for field in VOLUME_FIELDS:
+        if r['volume'][field] != expected[field]:
+            read_value = ('Nomad has %s' if read else 'this volume of that node has %s') % json.dumps(expected[field])
+            mismatch(p, 'volume.%s' % field, json.dumps(r['volume'][field]), read_value)
+    if 'create' in r['journal_done'] and not [v for v in volumes if v.get('NodeID') == target['ID']]:
+        mismatch(p, 'done', done, 'Nomad has no volume %s on node %s' % (p['name'], p['to']))
+    source = by_id.get(node_id)
+    if source and journal.get('source_node') != source.get('Name'):
+        mismatch(p, 'source_node', journal.get('source_node'), 'node %s is %s' % (node_id, source.get('Name')))
+    return vol, source, bool(read)
+
+
+def _resumed_fence(p, journal, r, source, in_nomad, node_allocations, now):
+    """How the lost node is known to write no more, checked again on the node as read now. The operator's word
+    (fenced) is taken from the journal only once Nomad no longer has the volume: what is left then, the create from
+    the replica, is what the journal's writer may do itself (host-volume-create with adopt_replica)."""
+    status = source.get('Status') if source else 'gone'
+    if status not in ('down', 'gone', 'disconnected'):
+        name = source.get('Name')
+        mismatch(p, 'fence', journal.get('fence'), 'node %s is %s: it is not lost' % (name, status))
+    word = p['fenced'] or (not in_nomad and r['fence'].get('how') == 'fenced')
+    lost = source or {'Name': journal.get('source_node'), 'Status': 'gone'}
+    return fence(dict(p, fenced=word), lost, node_allocations, now)
+
+
+def _resumed_data(p, vol, r, source, source_read, target_read):
+    """The datasets of a move or failover under way, named afresh from both nodes' reads as for a new one (the
+    replica only while the create is left: the adoption takes it away), and the journal's names checked against
+    them. A move's source dataset, until the turnaround renames it, must be the volume's (its mark)."""
+    where = '%s/%s' % (p['namespace'], p['name'])
+    described = 'volume %s' % where
+    if not p['failover']:
+        if not (source_read or {}).get('parent'):
+            refuse("Node %s's plugin names no parent; give source_read, its zfs_host_volume_info." % source['name'])
+        dataset = source_read.get('dataset') or {}
+        described = dataset['name']
+        if dataset.get('exists') and dataset.get('mark') != vol['id']:
+            read = '%s on %s is marked as volume %s' % (described, source['name'], dataset.get('mark'))
+            mismatch(p, 'volume.id', vol['id'], read)
+        refusal = _source_refusal_of_data(p, vol, source, dataset, described)
+        # After the delete only a turnaround that began renames it away.
+        if refusal and (dataset.get('exists') or 'delete' not in r['done']):
+            refuse(refusal)
+    replica = _the_replica(p, source, source_read, target_read, described) if 'create' in r['steps'] else None
+    source_parent = replica['source_parent'] if p['failover'] else source_read['parent']
+    data = _named(p, source_parent, target_read, source_read, r['started'], replica)
+    for field in DATA_FIELDS:
+        if field in data and r['data'].get(field) != data[field]:
+            mismatch(p, 'data.%s' % field, r['data'].get(field), 'the nodes as read now make it %s' % data[field])
+    if not (p['failover'] or p.get('abort')) and 'send' in r['done'] and 'delete' in r['steps']:
+        # The delete destroys a source the send did not mark: a send said done must show on both nodes.
+        final, done = data['final'].split('@', 1)[1], ','.join(r['journal_done'])
+        if not (dataset.get('moved_to') == p['to'] and dataset.get('readonly')):
+            read = '%s on %s is not read-only and marked as moved to %s' % (described, source['name'], p['to'])
+            mismatch(p, 'done', done, read)
+        if final not in [snap['name'].split('@', 1)[1] for snap in replica['snapshots']]:
+            read = 'the replica %s on %s has no snapshot %s' % (replica['name'], p['to'], final)
+            mismatch(p, 'done', done, read)
+    return data
+
+
+def _plan_resumed(p, journal, volumes, nodes, node_allocations, now):
     """A move or failover its journal says is under way: the steps left, from the journal and what Nomad holds now.
-    A failover stays as fenced as its journal says it was when it began."""
-    by_name = dict((n.get('Name'), n) for n in nodes)
+
+    The journal is a claim of whoever may write the variable: it says which of this volume's steps are done. The
+    volume, its node, the target, the fence and the datasets are read again; where Nomad no longer shows one (the
+    volume once deleted, its node), the journal's is checked against what is still read. A mismatch is refused."""
+    by_name, by_id = dict((n.get('Name'), n) for n in nodes), dict((n['ID'], n) for n in nodes)
     target = by_name.get(p['to'])
-    r = resume(p, journal, volumes, target)
-    source = dict((n['ID'], n) for n in nodes).get(r['source_node_id'])
+    r = dict(resume(p, journal, volumes, target), journal_done=done_steps(journal))
     if target is None:
         refuse('Nomad has no node %s; name one of %s.' % (p['to'], ', '.join(sorted(by_name))))
-    refusal = _target_refusal(p, {'PluginID': r['volume']['plugin_id']}, None, target)
+    vol, source, in_nomad = _resumed_volume(p, journal, r, volumes, target, by_id)
+    refusal = _target_refusal(p, {'PluginID': vol.get('plugin_id')}, None, target)
     if (
         not refusal
         and (source or {}).get('Status') != 'ready'
@@ -371,24 +513,18 @@ def _plan_resumed(p, journal, volumes, nodes, now):
         )
     if refusal:
         refuse(refusal)
-    data, extra = r['data'], {}
-    if p.get('source_read'):
-        # Fresh reads of what a stopped turnaround may have changed.
-        back = _back_pulls(p['source_read'], data['target_parent'])
-        data = dict(
-            data,
-            back_pull=back[0] if len(back) == 1 else None,
-            back_pulls=len(back),
-            dataset_exists=bool((p['source_read'].get('dataset') or {}).get('exists')),
-        )
-    if r['fence']:
-        extra['fence'] = r['fence']
+    source_view = (
+        summary(source) if source else dict(id=r['source_node_id'], name=journal.get('source_node'), status='gone')
+    )
+    extra = {}
+    if p['failover'] and r['steps']:
+        extra['fence'] = _resumed_fence(p, journal, r, source, in_nomad, node_allocations, now)
+    if p.get('target_read') and r['steps']:
+        extra['data'] = _resumed_data(p, vol, r, source_view, p.get('source_read'), p['target_read'])
     result = dict(
         extra,
-        volume=dict(r['volume'], allocations=[]),
-        source=summary(source)
-        if source
-        else dict(id=r['source_node_id'], name=journal.get('source_node'), status='gone'),
+        volume=dict(vol, allocations=[]),
+        source=source_view,
         target=summary(target),
         jobs=r['jobs'],
         steps=r['steps'],
@@ -396,7 +532,6 @@ def _plan_resumed(p, journal, volumes, nodes, now):
         resumed=True,
         aborted=bool(p.get('abort')),
         started=r['started'],
-        data=data,
     )
     # The journal as Nomad shows it now: a change made before a run stopped is recorded with the next step. An abort
     # records nothing.
@@ -504,7 +639,7 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
     if p.get('rejoin'):
         return _plan_rejoin(p, volumes, nodes)
     if journal:
-        return _plan_resumed(p, journal, volumes, nodes, now)
+        return _plan_resumed(p, journal, volumes, nodes, node_allocations, now)
     if p.get('abort'):
         refuse(
             'No move of %s is under way (Nomad has no variable %s); there is nothing to give up.'

@@ -21,8 +21,17 @@ description:
     volume as it was, the jobs it stopped, its datasets and the steps done. When one is under way this module reads
     it and returns the steps left (RV(steps)), from the journal and what Nomad holds now; with O(abort), the steps
     that put everything back on the source, which it refuses once the volume has left the source in Nomad.
-  - A failover keeps one too (its steps C(delete) and C(create), and how the lost node was fenced, which a failover
-    run again keeps). It is not given up, and a move and a failover of one volume never cross.
+  - A failover keeps one too (its steps C(delete) and C(create), and how the lost node was fenced). Run again, the
+    fence is checked again on the node as read (a C(ready) one is refused); the operator's word O(fenced) is taken
+    from the journal only once Nomad no longer has the volume. It is not given up, and a move and a failover of one
+    volume never cross.
+  - Whoever may write the journal's variable may forge it, so it says only which of this volume's steps are done.
+    The volume, its node, the target, the fence and the datasets are read again, and RV(data) is named from
+    O(source_read) and O(target_read) as for a new move. What Nomad no longer shows is taken from the journal and
+    checked against what still shows it, that is the volume (the one Nomad has or, once deleted, the mark on the
+    source's dataset), its node, the steps done (as Nomad shows them) and the datasets' names. The jobs a move stopped
+    are only run again, in O(namespace), as Nomad stored them. A journal that does not match is refused, naming the
+    item, its value and what was read; check by hand what the move did, then delete the variable.
   - A move run again after it finished finds the volume on O(to) and returns no step.
   - It refuses an unknown or ambiguous volume or node; a target that is not ready and eligible, or lacks the volume's
     plugin; for a move, a source node that is not ready, and a volume in use unless O(stop_jobs).
@@ -216,11 +225,15 @@ def read(module):
     ]
     volumes = [v for v in (client.get('volume/host/' + s['ID'], missing_ok=True) for s in stubs) if v]
     nodes = [n for n in (client.get('node/' + s['ID'], missing_ok=True) for s in client.get('nodes') or []) if n]
-    allocations = []
-    if p['failover'] and not p['rejoin'] and len(volumes) == 1:
-        allocations = client.get('node/%s/allocations' % volumes[0].get('NodeID'), missing_ok=True) or []
     journal = None if p['rejoin'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
     items = (journal or {}).get('Items')
+    allocations = []
+    if p['failover'] and not p['rejoin']:
+        # The fence is checked on the lost node: the volume's, or the one a failover under way names (which the
+        # planner checks against the volume while Nomad has it). Only a node Nomad lists is asked for.
+        node_id = items.get('source_node_id') if items else (volumes[0].get('NodeID') if len(volumes) == 1 else None)
+        if node_id in [n['ID'] for n in nodes]:
+            allocations = client.get('node/%s/allocations' % node_id, missing_ok=True) or []
     result = plan_move(p, volumes, nodes, allocations, time.time(), items)
     return dict(changed=False, **with_agent_addrs(result, p['agent_addrs'], p['nomad_addr']))
 
