@@ -91,13 +91,15 @@ def conf_path(user):
 
 
 def read_conf(text, path):
-    """{'parent': dataset, 'iscsi_basename': iqn}."""
+    """{'parent': dataset, 'iscsi_basename': iqn, 'chap': whether every target must ask for CHAP}."""
     conf = dict(line.partition('=')[::2] for line in text.splitlines() if '=' in line)
     if not re.fullmatch('%s(/%s)*' % (COMPONENT, COMPONENT), conf.get('parent', '')):
         raise Refused('%s has no usable parent= line; run the storage_host role' % path)
     if not BASENAME.fullmatch(conf.get('iscsi_basename', '')):
         raise Refused('%s has no usable iscsi_basename= line; run the storage_host role' % path)
-    return {'parent': conf['parent'], 'iscsi_basename': conf['iscsi_basename']}
+    # Required unless the role says otherwise (storage_host_iscsi_chap): a missing line refuses to undo CHAP.
+    chap = conf.get('iscsi_chap', 'required') != 'optional'
+    return {'parent': conf['parent'], 'iscsi_basename': conf['iscsi_basename'], 'chap': chap}
 
 
 def parse(text, conf):
@@ -222,7 +224,16 @@ def plan(ops, conf, zvol_type, live):
             if name not in created and not is_ours(live['blocks'].get(name, ''), ours):
                 raise Refused("backstore %s is not a zvol of %s: not this user's to export" % (name, parent))
             steps.append((verb, iqn, name))
-        else:  # create_target, tpg_attribute, tpg_auth
+        elif verb == 'create_target':
+            # The TPG asks for CHAP from its first moment: a script that set generate_node_acls and never
+            # authentication would leave it open to every initiator.
+            steps.append((verb, iqn, 1 if conf.get('chap') else 0))
+        else:  # tpg_attribute, tpg_auth
+            if verb == 'tpg_attribute' and arg[0] == 'authentication' and conf.get('chap') and arg[1] != '1':
+                raise Refused(
+                    'target %s: authentication=%s: every target of this host asks for CHAP (storage_host_iscsi_chap)'
+                    % (iqn, arg[1])
+                )
             steps.append((verb, iqn, arg))
     return steps
 
@@ -282,21 +293,24 @@ class Failed(Exception):
 
 def apply(steps, rts):
     """Applies the steps through rtslib, the library root's targetcli is built on, as targetcli does with its default
-    preferences (a new target gets TPG 1, enabled, without authentication until the script sets it, and a portal on
-    0.0.0.0:3260; a new backstore exports its name as the SCSI model). It converges: what exists already is kept and
-    what is gone already is no error, so democratic-csi's retry of a CreateVolume or DeleteVolume that stopped half-way
-    finishes it. One line of output for each step, never the value of an auth step."""
+    preferences (a new target gets TPG 1, enabled, and a portal on 0.0.0.0:3260), but for authentication, which plan
+    gives (on where the host requires CHAP, for a target there already too); a new backstore exports its name as the
+    SCSI model. It converges: what exists already is kept and what is gone already is no error, so democratic-csi's
+    retry of a CreateVolume or DeleteVolume that stopped half-way finishes it. One line of output for each step, never
+    the value of an auth step."""
     iscsi = rts.FabricModule('iscsi')
     done = []
     for step, name, arg in steps:
         if step == 'create_target':
             target = rts.Target(iscsi, name, mode='any')
             if 1 in [tpg.tag for tpg in target.tpgs]:
+                if arg:  # a target made before CHAP was required asks for it from now on
+                    tpg1(rts, iscsi, name).set_attribute('authentication', 1)
                 done.append('Target %s is there.' % name)
                 continue
             tpg = rts.TPG(target, 1, mode='create')
             tpg.enable = True
-            tpg.set_attribute('authentication', 0)
+            tpg.set_attribute('authentication', arg)
             rts.NetworkPortal(tpg, '0.0.0.0', 3260, mode='create')
             done.append('Created target %s: TPG 1, a portal on 0.0.0.0:3260.' % name)
         elif step in ('tpg_attribute', 'tpg_auth'):

@@ -20,6 +20,19 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #
 #   zfs-root mount <parent>/<volume>       zfs mount, after those checks
 #   zfs-root share <parent>/<volume>       zfs share of a mounted one, with plain NFS options only
+#   zfs-root sharenfs <parent>/<volume> OPTIONS
+#                                          zfs set -u sharenfs=OPTIONS, plain NFS options only, then zfs share of a
+#                                          mounted one; the user holds no sharenfs delegation, so the value root
+#                                          checked is the value root uses and the one zfs share -a reads at boot
+#   zfs-root unshare <parent>/<volume>     zfs unshare, then zfs set -u sharenfs=off
+#   (-u: without it, zfs set of sharenfs mounts every unmounted child that inherits it, at its mountpoint, through
+#   whatever link the user put in the volume there)
+#   zfs-root receive <parent>/<volume>     zfs receive -u of the stream on stdin into a new dataset, when it is a
+#   zfs-root receive <snapshots parent>/<volume>/<snapshot>
+#                                          plain full stream of one snapshot (democratic-csi's detached volumes
+#                                          and snapshots): the user holds no receive delegation, with which
+#                                          `zfs receive -o origin=` or a forged incremental stream made a clone of
+#                                          any snapshot of the pool, which it then read
 #   zfs-root unmount <parent>/<any depth>  zfs unmount (it moves nothing anywhere)
 #   zfs-root guard                         canmount=noauto below <parent>/<volume>, and sharenfs=off where its
 #                                          options would be refused, so zfs mount -a and zfs share -a at boot
@@ -32,6 +45,7 @@ exec /usr/bin/python3 -IS "$0" "$@"
 import os
 import re
 import stat
+import struct
 import subprocess
 import sys
 import syslog
@@ -44,9 +58,25 @@ COMPONENT = r'[A-Za-z0-9_:][A-Za-z0-9_.:-]*'
 # NFS export options as democratic-csi and operators write them (rw=@10.0.0.0/8,no_root_squash,sec=sys):
 # nothing that could end an entry in the exports file or start another.
 SHARE_OPTIONS = re.compile(r'[A-Za-z0-9_.,=:/@*+-]{1,1024}')
-# Read together: none is the user's to write. sharenfs is, and zfs stores it with any newline and tab, so each is
-# read alone, as a whole (a value can forge whole lines of a listing; ZFS then writes it into the exports file).
+# Read together: none is the user's to write. sharenfs is root's too now (zfs-root sharenfs), but a dataset made
+# while the user held sharenfs may keep a value with any newline and tab, so each is read alone, as a whole (a value
+# can forge whole lines of a listing; ZFS then writes it into the exports file).
 READ = ('type', 'mountpoint', 'mounted')
+VERBS = ('mount', 'share', 'sharenfs', 'unshare', 'unmount', 'receive')
+# The first record of a zfs send stream (OpenZFS include/sys/zfs_ioctl.h, dmu_replay_record_t with drr_begin):
+# drr_type, drr_payloadlen, then drr_magic, drr_versioninfo, drr_creation_time, drr_type of the objset, drr_flags,
+# drr_toguid, drr_fromguid, drr_toname. A stream in the other byte order shows a byte-swapped magic: refused.
+BEGIN = struct.Struct('<IIQQQIIQQ256s')
+DRR_BEGIN = 0
+BACKUP_MAGIC = 0x2F5BACBAC
+SUBSTREAM = 1  # DMU_GET_STREAM_HDRTYPE: one dataset's stream; 2 is a compound one (send -R or -p: properties)
+FLAG_CLONE = 1  # DRR_FLAG_CLONE: receive makes a clone of the snapshot whose guid is drr_fromguid
+# DMU_GET_FEATUREFLAGS (bits 2 to 31 of drr_versioninfo) that a plain zfs send [-c] [-L] [-e] of one snapshot sets:
+# SA_SPILL, EMBED_DATA, LZ4, LARGE_BLOCKS, COMPRESSED, LARGE_DNODE, ZSTD, SWITCH_TO_LARGE_BLOCKS, LONGNAME,
+# LARGE_MICROZAP. Not DEDUP, RESUMING, RAW, HOLDS, nor REDACTED, whose receive without its payload fails a VERIFY
+# in the kernel's sync thread (dmu_recv_begin_sync), which stops the pool.
+PLAIN_FEATURES = (1 << 2) | (1 << 16) | (1 << 17) | (1 << 19) | (1 << 22) | (1 << 23) | (1 << 25) | (7 << 27)
+SNAPSHOT = re.compile(r'%s(/%s)*@%s' % (COMPONENT, COMPONENT, COMPONENT))
 
 
 class Refused(Exception):
@@ -79,7 +109,7 @@ def check_name(verb, dataset, parent):
     shape = '%s(/%s)+' if verb == 'unmount' else '%s/%s'
     if not re.fullmatch(shape % (re.escape(parent), COMPONENT), dataset):
         where = 'below' if verb == 'unmount' else 'exactly one level below'
-        done = {'mount': 'mounted', 'share': 'shared', 'unmount': 'unmounted'}.get(verb, verb)
+        done = {'mount': 'mounted', 'unmount': 'unmounted'}.get(verb, 'shared or unshared')
         raise Refused('%s: only datasets %s %s are %s here' % (dataset, where, parent, done))
 
 
@@ -127,27 +157,96 @@ def _describe(info):
 def check_share(dataset, props, options):
     if props['mounted'][0] != 'yes':
         raise Refused('%s is not mounted, so there is nothing to share' % dataset)
-    if options != 'off' and not SHARE_OPTIONS.fullmatch(options):
+    check_options(dataset, options)
+
+
+def check_options(dataset, options):
+    if options != 'off' and not SHARE_OPTIONS.fullmatch(options or ''):
         raise Refused(
-            '%s has sharenfs %r; root shares only letters, digits and _ . , = : / @ * + - (NFS export options)'
+            '%s: sharenfs %r; root shares only letters, digits and _ . , = : / @ * + - (NFS export options)'
             % (dataset, options)
         )
 
 
-def plan(verb, dataset, conf, read, read_sharenfs=None, lstat=os.lstat):
-    """The zfs argv root runs for the service user, after every check; read(datasets) gives their properties,
-    read_sharenfs(dataset) the one value."""
+def check_stream(header):
+    """Refuse any stream but a plain full one of one snapshot: no origin (a forged drr_fromguid or clone flag names
+    another's snapshot, which receive takes whatever the user may see), no properties (root's receive would set
+    mountpoint, setuid or sharenfs), no payload (a raw or resumed send's)."""
+    if len(header) != BEGIN.size:
+        raise Refused('the stream on stdin is not a zfs send stream (%d bytes)' % len(header))
+    drr_type, payload, magic, version, _created, _objset, flags, _toguid, fromguid, toname = BEGIN.unpack(header)
+    if drr_type != DRR_BEGIN or magic != BACKUP_MAGIC:
+        raise Refused('the stream on stdin is not a zfs send stream of this byte order')
+    if version & 3 != SUBSTREAM:
+        raise Refused('the stream holds several datasets or properties (zfs send -R or -p); send one snapshot')
+    if (version >> 2) & ~PLAIN_FEATURES:
+        raise Refused(
+            'the stream has features %#x beyond a plain send (raw, resumed, redacted, deduplicated or with holds); '
+            'send one snapshot, plain' % ((version >> 2) & ~PLAIN_FEATURES)
+        )
+    name = toname.split(b'\0', 1)
+    if len(name) != 2 or not SNAPSHOT.fullmatch(name[0].decode('ascii', 'replace')):
+        raise Refused('the stream names no snapshot it was sent from')
+    if fromguid or flags & FLAG_CLONE:
+        raise Refused(
+            'the stream is incremental or a clone of another snapshot (guid %d); root receives only a '
+            'full stream of one snapshot (zfs send <snapshot>)' % fromguid
+        )
+    if payload:
+        raise Refused('the stream has a payload (a raw or resumed send); send one snapshot, plain')
+
+
+def check_receive_target(dataset, conf):
+    """<parent>/<volume> (a volume from a snapshot) or <snapshots parent>/<volume>/<snapshot> (a detached one)."""
+    shapes = [re.escape(conf['parent']) + '/' + COMPONENT]
+    if 'snapshots_parent' in conf:
+        shapes.append(re.escape(conf['snapshots_parent']) + ('/' + COMPONENT) * 2)
+    if not any(re.fullmatch(shape, dataset) for shape in shapes):
+        raise Refused(
+            '%s: root receives only into <parent>/<volume> or <snapshots parent>/<volume>/<snapshot> (%s)'
+            % (dataset, ', '.join(conf[k] for k in ('parent', 'snapshots_parent') if k in conf))
+        )
+
+
+def plan(verb, dataset, conf, read, read_sharenfs=None, lstat=os.lstat, options=None):
+    """The zfs argvs root runs for the service user, in order, after every check; read(datasets) gives their
+    properties, read_sharenfs(dataset) the one value; options is sharenfs's value, or receive's stream header."""
     parent = conf['parent']
+    if verb == 'receive':
+        check_receive_target(dataset, conf)
+        check_stream(options)
+        if read([dataset]):
+            raise Refused('destination %s exists; root receives only a new dataset' % dataset)
+        return [[ZFS, 'receive', '-u', dataset]]
     check_name(verb, dataset, parent)
     if verb == 'unmount':
-        return [ZFS, 'unmount', dataset]
+        return [[ZFS, 'unmount', dataset]]
+    if verb == 'sharenfs':
+        check_options(dataset, options)
     found = read([dataset, parent])
     if dataset not in found:
-        raise Refused('%s does not exist' % dataset)
+        # democratic-csi takes this phrase, as zfs words it, for a volume already gone.
+        raise Refused('%s: dataset does not exist' % dataset)
+    mounted = found[dataset].get('mounted', ('no', '-'))[0] == 'yes'
+    if verb == 'unshare' or options == 'off':
+        # zfs unshare refuses a dataset whose sharenfs is off already ("legacy share"), so it comes first.
+        return ([[ZFS, 'unshare', dataset]] if mounted else []) + [[ZFS, 'set', '-u', 'sharenfs=off', dataset]]
     check_mountpoint(dataset, found[dataset], found[parent], lstat)
+    if verb == 'sharenfs':
+        return [[ZFS, 'set', '-u', 'sharenfs=' + options, dataset]] + ([[ZFS, 'share', dataset]] if mounted else [])
     if verb == 'share':
         check_share(dataset, found[dataset], read_sharenfs(dataset))
-    return [ZFS, verb, dataset]
+    return [[ZFS, verb, dataset]]
+
+
+def run(commands):
+    """Each command in turn, stopping at the first that fails; an unshare of what is not shared is no failure."""
+    for command in commands:
+        proc = subprocess.run(command, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+        if proc.returncode != 0 and not (command[1] == 'unshare' and 'not currently shared' in proc.stderr):
+            sys.stderr.write(proc.stderr)
+            return proc.returncode
+    return 0
 
 
 def parents_of(confs):
@@ -203,6 +302,32 @@ def read_props(datasets):
     return found
 
 
+def read_header(stream):
+    header = b''
+    while len(header) < BEGIN.size:
+        chunk = stream.read(BEGIN.size - len(header))
+        if not chunk:
+            break
+        header += chunk
+    return header
+
+
+def receive(command, header, stream):
+    """zfs receive of the header the checks read, then the rest of the stream as it comes."""
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE)
+    try:
+        proc.stdin.write(header)
+        while True:
+            chunk = stream.read(1 << 20)
+            if not chunk:
+                break
+            proc.stdin.write(chunk)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # zfs receive stopped; its own message says why
+    return proc.wait()
+
+
 def read_file(path):
     with open(path) as f:
         return read_conf(f.read(), path)
@@ -227,14 +352,24 @@ def main(argv):
                 _zfs(command)
                 log(syslog.LOG_NOTICE, 'guard: ' + ' '.join(command[1:]))
             return 0
-        if len(argv) != 3 or argv[1] not in ('mount', 'share', 'unmount'):
-            raise Refused('usage: zfs-root mount|share|unmount DATASET, or zfs-root guard')
+        verb, args = (argv[1], argv[2:]) if len(argv) > 1 else ('', [])
+        if len(args) != (2 if verb == 'sharenfs' else 1) or verb not in VERBS:
+            raise Refused(
+                'usage: zfs-root mount|share|unshare|unmount|receive DATASET, zfs-root sharenfs DATASET OPTIONS, '
+                'or zfs-root guard'
+            )
         conf = read_file(conf_path(os.environ.get('SUDO_USER')))
-        command = plan(argv[1], argv[2], conf, read_props, read_sharenfs)
+        options = read_header(sys.stdin.buffer) if verb == 'receive' else (args[1] if args[1:] else None)
+        commands = plan(verb, args[0], conf, read_props, read_sharenfs, options=options)
     except (OSError, Refused) as e:
         log(syslog.LOG_WARNING, 'refused %s: %s' % (' '.join(argv[1:]), e))
         return 1
-    os.execv(command[0], command)
+    if verb == 'receive':
+        log(syslog.LOG_NOTICE, 'receive -u %s' % args[0])
+        return receive(commands[0], options, sys.stdin.buffer)
+    if len(commands) == 1:
+        os.execv(commands[0][0], commands[0])
+    return run(commands)
 
 
 if __name__ == '__main__':

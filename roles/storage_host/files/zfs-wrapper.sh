@@ -53,8 +53,8 @@ as_root() {
 }
 
 # Mount a volume that should be mounted and is not, and share it when its
-# sharenfs asks for that. One zfs get; a missing dataset is left alone, and so
-# is anything but a volume of the parent.
+# sharenfs asks for that (not with a second argument, "mount-only"). One zfs get; a missing dataset is left alone,
+# and so is anything but a volume of the parent.
 mount_and_share() {
   a_volume "$1" || return 0
   { read -r type; read -r canmount; read -r mounted; read -r sharenfs; } <<EOF
@@ -62,7 +62,7 @@ $("$zfs" get -H -o value type,canmount,mounted,sharenfs "$1" 2>/dev/null)
 EOF
   [ "$type" = filesystem ] && [ "$canmount" = on ] || return 0
   if [ "$mounted" = no ]; then as_root mount "$1" || return 1; fi
-  if [ "$sharenfs" != off ]; then as_root share "$1" || return 1; fi
+  if [ "$sharenfs" != off ] && [ $# -eq 1 ]; then as_root share "$1" || return 1; fi
 }
 
 # Unmount (and so unshare) the dataset and its descendants, children first.
@@ -121,26 +121,34 @@ case $sub in
     ;;
   set)
     case " $* " in *" sharenfs="*) ;; *) exec "$zfs" set "$@" ;; esac
-    # Without root, zfs set sharenfs stores the property, fails to export
-    # ("unable to reshare") and exits 0; root shares it instead.
+    # sharenfs is root's to set (the user holds no delegation of it, so the value root checks is the value every
+    # later zfs share reads): the other properties as the user, then root sets it on the mounted volume, which
+    # shares it.
     target=$(last_arg "$@")
-    err=$("$zfs" set "$@" 2>&1)
-    rc=$?
-    if [ $rc -eq 0 ]; then mount_and_share "$target" || rc=1; fi
-    [ $rc -eq 0 ] || printf '%s\n' "$err" >&2
-    exit $rc
+    options=
+    for a; do
+      shift
+      case $a in sharenfs=*) options=${a#sharenfs=} ;; *) set -- "$@" "$a" ;; esac
+    done
+    if [ $# -gt 1 ]; then "$zfs" set "$@" || exit $?; fi
+    mount_and_share "$target" mount-only || exit 1
+    as_root sharenfs "$target" "$options" || exit 1
+    ;;
+  inherit)
+    case " $* " in *" sharenfs "*) ;; *) exec "$zfs" inherit "$@" ;; esac
+    as_root unshare "$(last_arg "$@")" || exit 1
     ;;
   destroy)
     target=$(last_arg "$@")
     case $target in *[@#]*) ;; *) unmount_tree "$target" || exit 1 ;; esac
     exec "$zfs" destroy "$@"
     ;;
-  rename)
+  receive)
+    # Root receives (the user holds no receive delegation: with it, a forged stream or -o origin= cloned any
+    # snapshot of the pool), and only a plain full stream of one snapshot into a new dataset; then the volume is
+    # mounted and shared as after a create.
     target=$(last_arg "$@")
-    for source in "$@"; do case $source in -*) ;; *) break ;; esac; done
-    case $source in *@*) exec "$zfs" rename "$@" ;; esac
-    unmount_tree "$source" || exit 1
-    "$zfs" rename "$@" || exit $?
+    as_root receive "$@" || exit 1
     mount_and_share "$target" || exit 1
     ;;
   mount | unmount | share)

@@ -121,7 +121,7 @@ def test_democratic_csis_scripts_export_a_zvol_of_the_parent_and_take_it_back(vm
 
 def test_forged_targetcli_scripts_are_refused_and_nothing_changes(vm, iscsi_host):
     """What the user might send instead: another device, another dataset, an operator's backstore of the same
-    name, targetcli itself, arguments."""
+    name, targetcli itself, arguments, a target without CHAP."""
     vm.zfs('create', '-V', '16M', 'tank/ops-disk')
     try:
         # The operator's own export, named as a volume of the user's would be.
@@ -135,6 +135,8 @@ def test_forged_targetcli_scripts_are_refused_and_nothing_changes(vm, iscsi_host
             "the operator's target and backstore": script(DELETE, 'ops'),
             'a second command on a line': 'cd /iscsi\ncreate %s; saveconfig /tmp/x' % IQN,
             'the root of the tree': 'cd /\nclearconfig confirm=True',
+            # With generate_node_acls=1, every initiator that reaches the portal would log in to its target.
+            'CHAP undone': script(CREATE.replace('authentication=1', 'authentication=0'), VOLUME),
         }
         for what, text in forged.items():
             refused = democratic_csi(vm, text)

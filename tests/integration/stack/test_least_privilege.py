@@ -81,8 +81,16 @@ def test_the_service_user_cannot_have_root_mount_a_dataset_through_its_link(vm, 
     ):
         refused = as_csi(vm, command)
         assert refused.returncode != 0, command
-    # A rename keeps it where it is, unmounted.
-    assert as_csi(vm, '%s rename %s/x %s/x2' % (WRAPPER, volume, volume)).returncode == 0
+    # Root's zfs set of the volume's sharenfs, without -u, mounted every unmounted child that inherits it, there.
+    for command in (
+        'sudo -n %s sharenfs %s rw=@127.0.0.1/32' % (ROOT_HELPER, volume),
+        'sudo -n %s unshare %s' % (ROOT_HELPER, volume),
+    ):
+        done = as_csi(vm, command)
+        assert done.returncode == 0 and not covered(vm), (command, done.stderr)
+    # No rename is delegated (no driver renames), so it cannot move it either.
+    renamed = as_csi(vm, '/usr/sbin/zfs rename %s/x %s/x2' % (volume, volume))
+    assert renamed.returncode != 0 and 'permission denied' in renamed.stderr, renamed.stderr
     assert not covered(vm)
 
     # At boot: the guard runs before zfs-mount.service; then what zfs mount -a does.
@@ -90,8 +98,8 @@ def test_the_service_user_cannot_have_root_mount_a_dataset_through_its_link(vm, 
     assert 'zfs-mount.service' in unit and 'UnitFileState=enabled' in unit, unit
     vm.sh('systemctl restart nomad-zfs-csi-mount-guard && zfs mount -a')
     assert not covered(vm)
-    assert vm.zfs('get', '-H', '-o', 'value', 'canmount', volume + '/x2').stdout.strip() == 'noauto'
-    assert 'guard: set canmount=noauto %s/x2' % volume in vm.sh('journalctl -t nomad-zfs-csi-zfs-root -o cat').stdout
+    assert vm.zfs('get', '-H', '-o', 'value', 'canmount', volume + '/x').stdout.strip() == 'noauto'
+    assert 'guard: set canmount=noauto %s/x' % volume in vm.sh('journalctl -t nomad-zfs-csi-zfs-root -o cat').stdout
 
 
 def exported(vm):
@@ -100,20 +108,105 @@ def exported(vm):
 
 
 def test_the_service_user_cannot_export_more_than_its_volume(vm, volume):
-    """sharenfs is the user's to set, and zfs stores a newline in it: shared by root, the value below wrote the line
-    "/ *(rw)(...)" into /etc/exports.d/zfs.exports. Root shares only plain export options, and the boot guard turns
-    such a value off before zfs share -a."""
+    """sharenfs is root's: zfs stores a newline in it, and shared by root such a value wrote the line "/ *(rw)(...)"
+    into /etc/exports.d/zfs.exports, at once or later when zfs-share.service (PartOf nfs-server) ran zfs share -a.
+    The user holds no sharenfs delegation, so it can neither set one nor flip it between root's check and root's
+    use; root sets the value it checked, plain export options only, from its argv."""
     exports = exported(vm)
     value = 'rw=@127.0.0.1/32\n/ *(rw)'
-    refused = as_csi(vm, '%s set sharenfs=%s %s' % (WRAPPER, shlex.quote(value), volume))
-    assert refused.returncode != 0 and 'root shares only' in refused.stderr, refused.stderr
-    assert vm.zfs('get', '-H', '-o', 'value', 'sharenfs', volume).stdout == value + '\n', 'zfs stored it'
+    direct = as_csi(vm, '/usr/sbin/zfs set sharenfs=%s %s || exit 1' % (shlex.quote(value), volume))
+    assert direct.returncode != 0 and 'permission denied' in direct.stderr, direct.stderr
+    # sudo's rule refuses the value before the helper, which would too.
+    wrapped = as_csi(vm, '%s set sharenfs=%s %s' % (WRAPPER, shlex.quote(value), volume))
+    assert wrapped.returncode != 0 and 'a password is required' in wrapped.stderr, wrapped.stderr
+    helped = as_csi(vm, 'sudo -n %s sharenfs %s %s' % (ROOT_HELPER, volume, shlex.quote(value)))
+    assert helped.returncode != 0 and 'a password is required' in helped.stderr, helped.stderr
+    assert vm.zfs('get', '-H', '-o', 'value,source', 'sharenfs', volume).stdout == 'off\tdefault\n'
+    vm.sh('systemctl restart zfs-share.service')
     assert exported(vm) == exports
-    vm.sh('systemctl restart nomad-zfs-csi-mount-guard && zfs share -a')
-    assert vm.zfs('get', '-H', '-o', 'value', 'sharenfs', volume).stdout == 'off\n'
-    assert exported(vm) == exports
+
     shared = as_csi(vm, '%s set sharenfs=rw=@127.0.0.1/32 %s' % (WRAPPER, volume))
     assert shared.returncode == 0 and '/' + volume in vm.sh('exportfs -s').stdout.split(), shared.stderr
+    assert vm.zfs('get', '-H', '-o', 'value,source', 'sharenfs', volume).stdout == 'rw=@127.0.0.1/32\tlocal\n'
+    unshared = as_csi(vm, '%s inherit sharenfs %s' % (WRAPPER, volume))
+    assert unshared.returncode == 0 and exported(vm) == exports, unshared.stderr
+
+
+def test_the_service_user_cannot_reserve_move_or_expose_outside_its_volumes(vm, volume):
+    """No refreservation for the dataset drivers and a quota on the snapshots parent too: it reserved more than the
+    parent's quota there. No rename: it moved a volume out of the parent's quota and backups. volmode=none on the
+    parents (root's): a zvol it made or received became a block device of the host, which udev probed."""
+    before = datasets(vm, SNAPSHOTS)
+    quota = int(vm.zfs('get', '-Hp', '-o', 'value', 'quota', PARENT).stdout)
+    assert vm.zfs('get', '-Hp', '-o', 'value,source', 'quota', SNAPSHOTS).stdout == '%d\tlocal\n' % quota
+    over = str(quota + (1 << 30))
+    for command in (
+        '/usr/sbin/zfs create -o refreservation=%s %s/t-lp-reserve' % (over, SNAPSHOTS),
+        '/usr/sbin/zfs create -V %s %s/t-lp-thick' % (over, SNAPSHOTS),
+    ):
+        refused = as_csi(vm, command + ' || exit 1')
+        assert refused.returncode != 0, command
+        assert re.search('permission denied|out of space|exceeds', refused.stderr), (command, refused.stderr)
+    moved = as_csi(vm, '/usr/sbin/zfs rename %s %s/t-lp-moved || exit 1' % (volume, SNAPSHOTS))
+    assert moved.returncode != 0 and 'permission denied' in moved.stderr, moved.stderr
+    assert datasets(vm, SNAPSHOTS) == before
+    assert vm.zfs('list', volume, check=False).returncode == 0
+
+    zvol = PARENT + '/t-lp-zvol'
+    made = as_csi(vm, '/usr/sbin/zfs create -s -V 8M %s' % zvol)
+    try:
+        if made.returncode == 0:
+            vm.sh('udevadm settle')
+            assert vm.sh('test -e /dev/zvol/%s' % zvol, check=False).returncode != 0, 'no device of it'
+            volmode = as_csi(vm, '/usr/sbin/zfs set volmode=dev %s || exit 1' % zvol)
+            assert volmode.returncode != 0 and 'permission denied' in volmode.stderr, volmode.stderr
+        assert vm.zfs('get', '-H', '-o', 'value,source', 'volmode', PARENT).stdout == 'none\tlocal\n'
+    finally:
+        vm.zfs('destroy', zvol, check=False)
+
+
+VICTIM = 'tank/t-lp-victim'
+
+
+def test_the_service_user_cannot_clone_another_snapshot_by_receiving(vm, volume):
+    """It made an incremental stream of its own volume, forged the start record's fromguid to name a root-owned
+    snapshot's guid, and received it with -o origin=: a clone of the victim, whose data it read (OpenZFS checks a
+    receive's rights on the target only). It holds no receive delegation; root receives for it only a plain full
+    stream of one snapshot into a new dataset."""
+    vm.sh('zfs create %s && echo root-secret > /%s/secret && zfs snapshot %s@s' % (VICTIM, VICTIM, VICTIM))
+    try:
+        guid = int(vm.zfs('get', '-Hp', '-o', 'value', 'guid', VICTIM + '@s').stdout)
+        made = as_csi(
+            vm,
+            'set -e; /usr/sbin/zfs snapshot %s@a; /usr/sbin/zfs snapshot %s@b; '
+            '/usr/sbin/zfs send -i @a %s@b > /tmp/t-lp-inc.zstream; /usr/sbin/zfs send %s@b > /tmp/t-lp-full.zstream; '
+            # drr_fromguid, the 49th to 56th bytes of the start record, little-endian.
+            "python3 -c \"import struct,sys; f=open(sys.argv[1],'r+b'); f.seek(48); f.write(struct.pack('<Q', %d))\" "
+            '/tmp/t-lp-inc.zstream' % (volume, volume, volume, volume, guid),
+        )
+        assert made.returncode == 0, made.stderr
+        steal = PARENT + '/t-lp-steal'
+        for command, refusal in (
+            ('/usr/sbin/zfs receive -u -o origin=%s@s %s' % (VICTIM, steal), 'permission denied'),
+            ('/usr/sbin/zfs receive -u %s' % steal, 'cannot receive'),
+            ('%s receive %s' % (WRAPPER, steal), 'incremental or a clone'),
+            ('%s receive -o origin=%s@s %s' % (WRAPPER, VICTIM, steal), 'a password is required'),
+            ('sudo -n %s receive -o origin=%s@s %s' % (ROOT_HELPER, VICTIM, steal), 'password is required'),
+        ):
+            refused = as_csi(vm, command + ' < /tmp/t-lp-inc.zstream || exit 1')
+            assert refused.returncode != 0 and refusal in refused.stderr, (command, refused.stderr)
+            assert vm.zfs('list', steal, check=False).returncode != 0, command
+        assert vm.zfs('get', '-H', '-o', 'value', 'clones', VICTIM + '@s').stdout.strip() in ('', '-')
+        # What democratic-csi's detached volumes send, a full stream of one snapshot, root receives and mounts.
+        plain = as_csi(vm, '%s receive %s < /tmp/t-lp-full.zstream' % (WRAPPER, steal))
+        assert plain.returncode == 0, plain.stderr
+        assert vm.zfs('get', '-H', '-o', 'value', 'origin,mounted', steal).stdout.split() == ['-', 'yes']
+        again = as_csi(vm, '%s receive %s < /tmp/t-lp-full.zstream' % (WRAPPER, steal))
+        assert again.returncode != 0 and 'destination' in again.stderr and 'exists' in again.stderr, again.stderr
+    finally:
+        vm.sh('zfs destroy -r %s/t-lp-steal; rm -f /tmp/t-lp-*.zstream' % PARENT, check=False)
+        destroyed = vm.zfs('destroy', '-r', VICTIM, check=False)
+    assert destroyed.returncode == 0, "the victim stays its owner's to destroy: %s" % destroyed.stderr
 
 
 def test_the_service_user_cannot_switch_off_every_volumes_backups(vm, volume):
@@ -130,7 +223,12 @@ def test_the_service_user_cannot_switch_off_every_volumes_backups(vm, volume):
 def test_the_service_users_key_and_the_controllers_key_file(vm, stack):
     """Its key runs commands and nothing else (restrict); the controller's key file is 0400."""
     keys = vm.sh('cat ~csi/.ssh/authorized_keys').stdout
-    assert keys.startswith('restrict ssh-'), keys
+    # The wrapper's directory first on PATH: democratic-csi's zfs send | zfs receive, by name, reach the wrapper.
+    login = (
+        'restrict,command="PATH=%s:$PATH; exec /bin/sh -c \\"$SSH_ORIGINAL_COMMAND\\"" ssh-' % WRAPPER.rsplit('/', 1)[0]
+    )
+    assert keys.startswith(login), keys
+    assert as_csi(vm, 'command -v zfs').stdout == WRAPPER + '\n'
     forward = subprocess_ssh(vm, ['-o', 'ExitOnForwardFailure=yes', '-R', '0:127.0.0.1:22'], 'true')
     assert forward.returncode != 0 and 'forwarding failed' in forward.stderr, forward.stderr
     modes = vm.sh('stat -c %a /var/lib/nzc-nomad/alloc/*/plugin/secrets/driver-config.yaml').stdout.split()

@@ -67,7 +67,7 @@ def run(text, zvol_type=PG_1_IS_A_ZVOL, live=None):
 def test_democratic_csis_create_is_applied_as_parsed():
     iqn = BASENAME + ':pg-1'
     assert run(CREATE) == [
-        ('create_target', iqn, None),
+        ('create_target', iqn, 1),
         ('tpg_attribute', iqn, ('authentication', '1')),
         ('tpg_attribute', iqn, ('generate_node_acls', '1')),
         ('tpg_auth', iqn, ('userid', 'nomad')),
@@ -117,6 +117,27 @@ def test_democratic_csis_delete_is_applied_for_its_own_target_and_backstore_or_f
 def test_anything_else_refuses_the_whole_script(text, refusal):
     with pytest.raises(helper.Refused, match=re.escape(refusal)):
         run(text)
+
+
+@pytest.mark.parametrize('value', ['0', '2', 'off'])
+def test_chap_once_required_is_never_undone(value):
+    """As csi-iscsi could: authentication=0 with generate_node_acls=1 let every initiator that reaches the portal log
+    in to its targets."""
+    script = 'cd /iscsi\ncreate %s:pg-1\ncd /iscsi/%s:pg-1/tpg1\nset attribute authentication=%s\n' % (
+        BASENAME,
+        BASENAME,
+        value,
+    )
+    with pytest.raises(helper.Refused, match='every target of this host asks for CHAP'):
+        run(script)
+    optional = helper.read_conf(
+        'parent=tank/nomad/iscsi\niscsi_basename=%s\niscsi_chap=optional\n' % BASENAME, 'csi-iscsi.conf'
+    )
+    steps = helper.plan(helper.parse(script, optional), optional, PG_1_IS_A_ZVOL, NOTHING)
+    assert steps == [
+        ('create_target', BASENAME + ':pg-1', 0),
+        ('tpg_attribute', BASENAME + ':pg-1', ('authentication', value)),
+    ]
 
 
 def test_a_refusal_never_quotes_a_chap_secret():

@@ -53,9 +53,9 @@ def plan(verb, dataset, found=None, lstat=None, sharenfs='off'):
 
 
 def test_a_volume_is_mounted_and_shared_where_it_inherits():
-    assert plan('mount', PARENT + '/v') == [helper.ZFS, 'mount', PARENT + '/v']
+    assert plan('mount', PARENT + '/v') == [[helper.ZFS, 'mount', PARENT + '/v']]
     shared = plan('share', PARENT + '/v', props(PARENT + '/v', mounted='yes'), sharenfs='rw=@10.0.0.0/8,no_root_squash')
-    assert shared == [helper.ZFS, 'share', PARENT + '/v']
+    assert shared == [[helper.ZFS, 'share', PARENT + '/v']]
 
 
 @pytest.mark.parametrize(
@@ -63,6 +63,8 @@ def test_a_volume_is_mounted_and_shared_where_it_inherits():
     [
         ('mount', PARENT + '/v/x'),
         ('share', PARENT + '/v/x'),
+        ('sharenfs', PARENT + '/v/x'),
+        ('unshare', PARENT),
         ('mount', PARENT),
         ('mount', 'tank/other'),
         ('mount', PARENT + '/../etc'),
@@ -82,7 +84,7 @@ def test_other_shapes_are_refused_before_anything_is_read(verb, dataset):
 
 
 def test_unmount_takes_any_depth_below_the_parent():
-    assert plan('unmount', PARENT + '/v/x') == [helper.ZFS, 'unmount', PARENT + '/v/x']
+    assert plan('unmount', PARENT + '/v/x') == [[helper.ZFS, 'unmount', PARENT + '/v/x']]
 
 
 LINK = os.stat_result((stat.S_IFLNK | 0o777, 0, 0, 0, 1000, 1000, 0, 0, 0, 0))
@@ -113,6 +115,38 @@ def test_a_mountpoint_root_would_reach_through_something_the_user_controls_is_re
 def test_a_sharenfs_that_could_write_another_export_is_refused(options):
     with pytest.raises(helper.Refused, match='root shares only'):
         plan('share', PARENT + '/v', props(PARENT + '/v', mounted='yes'), sharenfs=options)
+
+
+@pytest.mark.parametrize('mounted', ['yes', 'no'])
+def test_root_sets_the_sharenfs_it_checked_without_mounting_and_shares_the_volume_alone(mounted):
+    """The value root checks is its argv, which the user cannot change before zfs set uses it (it holds no sharenfs
+    delegation, so nothing else writes the property that zfs share -a reads at boot). Without -u, zfs set of sharenfs
+    mounts each unmounted child that inherits it, through the user's link at its mountpoint; with it, nothing is
+    mounted, and zfs share shares the volume only."""
+    options, volume = 'rw=@10.0.0.0/8,no_root_squash', PARENT + '/v'
+    found = props(volume, mounted=mounted)
+    set_it = helper.plan('sharenfs', volume, CONF, lambda names: found, None, tree(), options)
+    shared = [[helper.ZFS, 'share', volume]] if mounted == 'yes' else []
+    assert set_it == [[helper.ZFS, 'set', '-u', 'sharenfs=' + options, volume]] + shared
+    unshared = [[helper.ZFS, 'unshare', volume]] if mounted == 'yes' else []
+    off = [[helper.ZFS, 'set', '-u', 'sharenfs=off', volume]]
+    assert plan('unshare', volume, found) == unshared + off
+    assert helper.plan('sharenfs', volume, CONF, lambda names: found, None, tree(), 'off') == unshared + off
+
+
+@pytest.mark.parametrize('options', ['rw=@127.0.0.1/32\n/ *(rw)', 'rw=x\ttank/nomad/csi/v', 'rw x', '', None])
+def test_a_sharenfs_root_would_set_is_refused_before_anything_is_read(options):
+    def read(names):
+        raise AssertionError('read %s' % names)
+
+    with pytest.raises(helper.Refused, match='root shares only'):
+        helper.plan('sharenfs', PARENT + '/v', CONF, read, None, tree(), options)
+
+
+@pytest.mark.parametrize('verb', ['sharenfs', 'unshare'])
+def test_a_missing_volume_is_named_as_democratic_csi_reads_it(verb):
+    with pytest.raises(helper.Refused, match='dataset does not exist'):
+        helper.plan(verb, PARENT + '/v', CONF, lambda names: {}, None, tree(), 'rw=@10.0.0.0/8')
 
 
 def test_an_unmounted_volume_is_not_shared():
@@ -163,3 +197,112 @@ def test_only_a_user_name_sudo_gave_picks_the_settings(user):
 
 def test_each_service_user_has_its_own_settings():
     assert helper.conf_path('csi-iscsi') == '/etc/nomad-zfs-csi/storage/csi-iscsi.conf'
+
+
+SNAPSHOTS = 'tank/nomad/csi-snapshots'
+
+
+def header(
+    drr_type=0, payload=0, magic=helper.BACKUP_MAGIC, version=(4 << 2) | 1, flags=4, fromguid=0, name=b'tank/v@s'
+):
+    """A zfs send stream's first record, as OpenZFS lays it out (CAPTURED below: what OpenZFS sent)."""
+    return helper.BEGIN.pack(drr_type, payload, magic, version, 1764000000, 2, flags, 123456789, fromguid, name)
+
+
+def receive_plan(dataset, stream, found=None):
+    return helper.plan('receive', dataset, CONF, lambda names: found or {}, None, tree(), stream)
+
+
+@pytest.mark.parametrize('dataset', [PARENT + '/v', SNAPSHOTS + '/v/snap-1'])
+def test_root_receives_a_plain_full_stream_into_a_new_volume_or_detached_snapshot(dataset):
+    assert receive_plan(dataset, header()) == [[helper.ZFS, 'receive', '-u', dataset]]
+
+
+@pytest.mark.parametrize(
+    'stream, message',
+    [
+        (header(fromguid=987654321), 'incremental or a clone'),
+        (header(fromguid=987654321, flags=5), 'incremental or a clone'),
+        (header(flags=1), 'incremental or a clone'),
+        (header(version=(4 << 2) | 2), 'several datasets or properties'),
+        (header(version=((1 << 21 | 4) << 2) | 1), 'features 0x200000 beyond a plain send'),
+        (header(version=((1 << 24 | 4) << 2) | 1), 'features 0x1000000 beyond a plain send'),
+        (header(version=((1 << 20 | 4) << 2) | 1), 'beyond a plain send'),
+        (header(version=((1 << 26 | 4) << 2) | 1), 'beyond a plain send'),
+        (header(version=((1 << 0 | 4) << 2) | 1), 'beyond a plain send'),
+        (header(name=b'tank/v'), 'names no snapshot'),
+        (header(name=b'x' * 256), 'names no snapshot'),
+        (header(payload=120), 'has a payload'),
+        (header(magic=0xACBAC5BAF2000000), 'not a zfs send stream'),
+        (header(drr_type=1), 'not a zfs send stream'),
+        (header()[:200], 'not a zfs send stream'),
+        (b'', 'not a zfs send stream'),
+    ],
+    ids=[
+        'incremental',
+        'clone',
+        'clone-flag',
+        'compound',
+        'redacted',
+        'raw',
+        'resuming',
+        'holds',
+        'dedup',
+        'no-snapshot',
+        'no-nul',
+        'payload',
+        'byte-swapped',
+        'not-begin',
+        'short',
+        'empty',
+    ],
+)
+def test_a_stream_that_names_another_snapshot_or_sets_properties_is_refused(stream, message):
+    """A forged start record naming a root-owned snapshot's guid, with receive -o origin=, made a clone of it."""
+    with pytest.raises(helper.Refused, match=message):
+        receive_plan(PARENT + '/v', stream)
+
+
+@pytest.mark.parametrize(
+    'dataset', [PARENT, PARENT + '/v/x', SNAPSHOTS + '/v', SNAPSHOTS + '/v/s/x', 'tank/v', PARENT + '/../x']
+)
+def test_root_receives_nowhere_else(dataset):
+    with pytest.raises(helper.Refused, match='root receives only into'):
+        receive_plan(dataset, header())
+
+
+def test_root_receives_no_existing_dataset():
+    with pytest.raises(helper.Refused, match='destination .* exists'):
+        receive_plan(PARENT + '/v', header(), props(PARENT + '/v'))
+
+
+CAPTURED = {
+    kind: bytes.fromhex(header)
+    for kind, header in (
+        line.split()
+        for line in (Path(__file__).resolve().parents[1] / 'fixtures' / 'zfs_send_headers_2.3.2.txt')
+        .read_text()
+        .splitlines()
+        if not line.startswith('#')
+    )
+}
+
+
+@pytest.mark.parametrize(
+    'kind, refusal',
+    [
+        ('full', None),
+        ('compressed', None),
+        ('incremental', 'incremental or a clone'),
+        ('clone', 'incremental or a clone'),
+        ('properties', 'several datasets or properties'),
+        ('replicated', 'several datasets or properties'),
+    ],
+)
+def test_the_start_records_of_real_streams(kind, refusal):
+    """Streams OpenZFS 2.3.2 sent: what democratic-csi's detached volumes and snapshots send is taken."""
+    if refusal is None:
+        assert receive_plan(PARENT + '/v', CAPTURED[kind])[0][:2] == [helper.ZFS, 'receive']
+    else:
+        with pytest.raises(helper.Refused, match=refusal):
+            receive_plan(PARENT + '/v', CAPTURED[kind])

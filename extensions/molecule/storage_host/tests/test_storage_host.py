@@ -17,26 +17,10 @@ WRAPPER = STORAGE['zfs_cli_path']
 # What the sudo rule runs as root (roles/storage_host/vars/main.yml's storage_host_zfs_root).
 ROOT_HELPER = '/usr/local/libexec/nomad-zfs-csi/zfs-root'
 # roles/storage_host/vars/main.yml for zfs-generic-nfs, plus the parent's own properties;
-# destroy and userprop are granted below the parents only.
-NFS_DRIVER_SET = sorted(
-    [
-        'clone',
-        'create',
-        'mount',
-        'promote',
-        'receive',
-        'refquota',
-        'refreservation',
-        'rename',
-        'rollback',
-        'send',
-        'share',
-        'sharenfs',
-        'snapshot',
-        'atime',
-        'compression',
-    ]
-)
+# destroy and userprop are granted below the parents only. No promote, rename, rollback (no driver calls them),
+# receive (root receives plain streams for it), refreservation (a reservation outside the quota), share or sharenfs
+# (root sets what zfs share -a reads).
+NFS_DRIVER_SET = sorted(['clone', 'create', 'mount', 'refquota', 'send', 'snapshot', 'atime', 'compression'])
 # inventories/local/group_vars/storage_hosts.yml, chosen unlike the kernel's defaults (8 threads, +3).
 NFS_THREADS = 4
 
@@ -81,8 +65,11 @@ def test_service_user_cannot_destroy_a_parent(host, csi, parent):
         host.run('/usr/sbin/zfs mount %s', parent)
 
 
-def test_parent_quota_is_local(host):
-    out = host.check_output('/usr/sbin/zfs get -Hp -o value,source quota %s', PARENT)
+@pytest.mark.parametrize('parent', [PARENT, SNAPSHOTS])
+def test_both_parents_have_a_local_quota(host, parent):
+    """The snapshots parent's too (storage_host_snapshots_parent_quota, the parent's by default): what the user
+    makes or receives there is bounded as in the parent."""
+    out = host.check_output('/usr/sbin/zfs get -Hp -o value,source quota %s', parent)
     assert out.split() == [str(2 * 1024**3), 'local']
 
 
@@ -96,10 +83,10 @@ def test_service_user_creates_and_snapshots_under_the_parent(host, csi):
         host.run('/usr/sbin/zfs destroy -r %s/by-csi', PARENT)
 
 
-def test_parents_keep_setuid_and_devices_off(host):
+def test_parents_keep_setuid_devices_and_zvol_devices_off(host):
     for parent in (PARENT, SNAPSHOTS):
-        out = host.check_output('/usr/sbin/zfs get -H -o property,value,source setuid,devices %s', parent)
-        assert out.splitlines() == ['setuid\toff\tlocal', 'devices\toff\tlocal'], parent
+        out = host.check_output('/usr/sbin/zfs get -H -o property,value,source setuid,devices,volmode %s', parent)
+        assert out.splitlines() == ['setuid\toff\tlocal', 'devices\toff\tlocal', 'volmode\tnone\tlocal'], parent
 
 
 def test_service_user_cannot_point_a_mountpoint_out_of_the_parent(host, csi):
@@ -120,28 +107,36 @@ def test_service_user_cannot_point_a_mountpoint_out_of_the_parent(host, csi):
 
 def test_a_received_dataset_is_mounted_under_the_parent_without_setuid(host, csi):
     """zfs receive carries files with any owner and mode and, with -p, properties: root (standing in for a
-    machine the user controls) sends a dataset with a set-uid copy of sh that asks to mount in /etc."""
+    machine the user controls) sends a dataset with a set-uid copy of sh that asks to mount in /etc and to be
+    exported. The user holds no receive delegation; root receives for it through the wrapper, a plain stream only."""
     bait = 'tank/nzc-bait'
     host.check_output(
-        '/usr/sbin/zfs create -o mountpoint=/etc/nzc-bait -o setuid=on %s && '
+        '/usr/sbin/zfs create -o mountpoint=/etc/nzc-bait -o setuid=on -o sharenfs=rw=@192.0.2.1/32 %s && '
         'install -m 4755 /bin/sh /etc/nzc-bait/suid-sh && /usr/sbin/zfs snapshot %s@s && '
-        '/usr/sbin/zfs send -p %s@s > /tmp/bait.zstream && chmod 644 /tmp/bait.zstream',
+        '/usr/sbin/zfs send -p %s@s > /tmp/bait-p.zstream && /usr/sbin/zfs send %s@s > /tmp/bait.zstream && '
+        'chmod 644 /tmp/bait-p.zstream /tmp/bait.zstream',
+        bait,
         bait,
         bait,
         bait,
     )
     try:
-        received = csi.run('/usr/sbin/zfs receive %s/bait < /tmp/bait.zstream || exit 1', PARENT)
-        assert 'permission denied' in received.stderr, received.stderr  # for the stream's mountpoint and setuid
-        props = host.check_output('/usr/sbin/zfs get -H -o property,value,source mountpoint,setuid %s/bait', PARENT)
-        # The stream's mountpoint and setuid were refused, so both come from above (the parent's own
-        # mountpoint is the pool's default, hence "default").
+        direct = csi.run('/usr/sbin/zfs receive %s/bait < /tmp/bait.zstream || exit 1', PARENT)
+        assert direct.rc != 0 and 'permission denied' in direct.stderr, direct.stderr
+        with_props = csi.run('%s receive %s/bait < /tmp/bait-p.zstream || exit 1', WRAPPER, PARENT)
+        assert with_props.rc != 0 and 'several datasets or properties' in with_props.stderr, with_props.stderr
+        assert host.run('/usr/sbin/zfs list %s/bait', PARENT).rc != 0
+        received = csi.run('%s receive %s/bait < /tmp/bait.zstream || exit 1', WRAPPER, PARENT)
+        assert received.rc == 0, received.stderr
+        props = host.check_output(
+            '/usr/sbin/zfs get -H -o property,value,source mountpoint,setuid,sharenfs %s/bait', PARENT
+        )
+        # All come from above (the parent's own mountpoint is the pool's default, hence "default").
         assert props.splitlines() == [
             'mountpoint\t/%s/bait\tdefault' % PARENT,
             'setuid\toff\tinherited from %s' % PARENT,
+            'sharenfs\toff\tdefault',
         ], props
-        mounted = csi.run('sudo -n %s mount %s/bait', ROOT_HELPER, PARENT)
-        assert mounted.rc == 0, mounted.stderr
         options = host.check_output('findmnt -n -o TARGET,OPTIONS --source %s/bait', PARENT)
         assert options.split()[0] == '/%s/bait' % PARENT and 'nosuid' in options and 'nodev' in options, options
         escalated = csi.run('/%s/bait/suid-sh -p -c id', PARENT)
@@ -149,7 +144,7 @@ def test_a_received_dataset_is_mounted_under_the_parent_without_setuid(host, csi
     finally:
         host.run('/usr/sbin/zfs destroy -r %s/bait', PARENT)
         host.run('/usr/sbin/zfs destroy -r %s', bait)
-        host.run('rm -f /tmp/bait.zstream')
+        host.run('rm -f /tmp/bait.zstream /tmp/bait-p.zstream')
 
 
 def test_service_user_cannot_create_outside_the_parent(csi):
@@ -200,14 +195,13 @@ def test_nfs_server_runs_with_the_role_settings(host):
 
 
 def test_service_user_shares_a_child_that_mounts_over_nfs(host, csi):
-    """The zfs-generic-nfs flow: sharenfs as the user (delegated), mount and share via sudo."""
+    """The zfs-generic-nfs flow: mount via sudo, then root sets sharenfs, which shares it."""
     child = PARENT + '/shared'
     csi.run('/usr/sbin/zfs create %s', child)  # "may only be mounted by root" is expected
     try:
         for command in (
-            '/usr/sbin/zfs set sharenfs=rw=@127.0.0.1/32 %s',
             'sudo -n %s mount %%s' % ROOT_HELPER,
-            'sudo -n %s share %%s' % ROOT_HELPER,
+            'sudo -n %s sharenfs %%s rw=@127.0.0.1/32' % ROOT_HELPER,
         ):
             done = csi.run(command, child)
             assert done.rc == 0, (command, done.stderr)
@@ -259,6 +253,11 @@ def test_wrapper_runs_a_democratic_csi_volume_lifecycle_as_the_service_user(host
         assert zfs_get(host, 'mounted', clone) == 'yes'
         assert host.file('/%s/file' % clone).content_string == 'before-snapshot\n'
 
+        # DeleteVolume's first step; root unshares it and sets sharenfs=off.
+        unshared = csi.run(WRAPPER + ' inherit sharenfs ' + vol + ' || exit 1')
+        assert unshared.rc == 0 and unshared.stderr == '', unshared.stderr
+        assert '/' + vol not in host.check_output('exportfs -s').split()
+        assert host.check_output('/usr/sbin/zfs get -H -o value sharenfs %s', vol) == 'off'
         for dataset in (clone, vol):
             destroyed = csi.run(WRAPPER + ' destroy -r -p %s || exit 1', dataset)
             assert destroyed.rc == 0, destroyed.stderr

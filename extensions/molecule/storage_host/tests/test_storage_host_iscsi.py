@@ -42,6 +42,10 @@ def test_its_parent_delegates_exactly_the_drivers_set(host):
         ('Descendent permissions', USER, ','.join(sorted(BELOW_ONLY))),
         ('Local+Descendent permissions', USER, ','.join(sorted(ISCSI_SET))),
     ]
+    # The target needs its zvols' devices, without partitions; the snapshots parent holds none.
+    snapshots = ISCSI['nomad_zfs_csi_storage']['snapshots_parent']
+    volmodes = host.check_output('/usr/sbin/zfs get -H -o name,value,source volmode %s %s', PARENT, snapshots)
+    assert volmodes.splitlines() == ['%s\tdev\tlocal' % PARENT, '%s\tnone\tlocal' % snapshots], volmodes
 
 
 def test_sudo_runs_only_the_confined_targetcli_which_is_roots(host, iscsi_user):
