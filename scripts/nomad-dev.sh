@@ -49,6 +49,18 @@ make_tls() {
   tar -C / -cf - "${TLS_DIR#/}" | bash "$ZFSVM" ssh "tar -C / -xf -"
 }
 
+# The exec chroot tree in the VM (scripts/exec-chroot.sh), anew when that script changed, and its chroot_env lines,
+# which node B's client names too (tests/integration/stack/node_b.py).
+CHROOT=/var/lib/nzc-chroot
+make_chroot() {
+  local stamp; stamp=$(sha256sum scripts/exec-chroot.sh | cut -c1-16)
+  bash "$ZFSVM" ssh "EXEC_CHROOT_STAMP=$stamp bash -s $CHROOT" <scripts/exec-chroot.sh
+}
+chroot_env_lines() {
+  local dir
+  for dir in bin lib lib64 etc; do printf '    "%s/%s" = "/%s"\n' "$CHROOT" "$dir" "$dir"; done
+}
+
 # raw_exec runs democratic-csi from the tools disk, and docker its image (the pack's
 # production default; tests/zfsvm/zfsvm.sh's container layer); exec and docker run workloads.
 agent_config() {
@@ -68,14 +80,11 @@ ports {
 client {
   # Where the host_volume_plugin role installs the zfs-dataset plugin (-dev sets none).
   host_volume_plugin_dir = "/usr/local/libexec/nomad-host-volume-plugins"
-  # exec links its chroot into every allocation and removes it at GC. The default (all of
-  # /usr, some 37,000 files in the VM, the ZFS DKMS source included) cost each workload
-  # minutes of emulated CPU; the workloads run sh and coreutils only.
+  # exec's chroot: a tree of its own on a tmpfs, which each allocation gets copies of, never links to the client's
+  # files (scripts/exec-chroot.sh says why). Nomad's default (all of /usr, some 37,000 files in the VM) also cost
+  # each workload minutes of emulated CPU.
   chroot_env = {
-    "/bin"                  = "/bin"
-    "/lib64"                = "/lib64"
-    "/lib/x86_64-linux-gnu" = "/lib/x86_64-linux-gnu"
-    "/etc"                  = "/etc"
+$(chroot_env_lines)
   }
   options = {
     # Cloud fingerprinters in this Nomad build abort the agent; there is no cloud here.
@@ -85,6 +94,20 @@ client {
 plugin "raw_exec" {
   config {
     enabled = true
+  }
+}
+# As a production client whose tenants run exec tasks: a task that runs as nobody got the driver's default
+# capabilities as ambient ones (dac_override, fowner, chown, setuid...), and with them wrote the client's own files
+# through the chroot's hard links to /etc. A tenant's task gets none: not even net_bind_service, with which a
+# userspace NFS client would send from a privileged port as uid 0, and the exports trust that (no_root_squash).
+# Nor may it run as another account of the client (a service user such as csi, a person): only as nobody (65534).
+# Nomad's user.denylist keeps root out by name only. Not gid 0: Nomad v1.11.3 counts every user in group 0 (its
+# getGroupsID appends the user's groups after as many zeros), so denying 0 refuses nobody too.
+plugin "exec" {
+  config {
+    allow_caps       = []
+    denied_host_uids = "0-65533"
+    denied_host_gids = "1-65533"
   }
 }
 # As a production client that runs CSI plugins under docker: a node plugin is privileged. No registry is reachable:
@@ -135,6 +158,7 @@ start() {
   # An agent that died leaves its plugin processes and mounts; -dev state is in memory only.
   clean
   make_tls
+  make_chroot
   agent_config "${a##*:}" | bash "$ZFSVM" ssh "mkdir -p /etc/nzc && cat >/etc/nzc/nomad.hcl"
   # A transient systemd unit outlives this SSH session and is stopped by name.
   bash "$ZFSVM" ssh "systemctl reset-failed nzc-nomad 2>/dev/null; systemd-run --unit=nzc-nomad --collect \

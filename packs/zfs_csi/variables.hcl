@@ -76,6 +76,12 @@ variable "dataset_permissions_mode" {
   default     = ""
 }
 
+variable "filesystem_root_owner" {
+  description = "UID:GID of the root directory of each ext4 filesystem the node plugin makes on a block volume (zvol, iSCSI LUN), as mkfs.ext4 -E root_owner= (node.format.ext4.customOptions), e.g. 65534:65534 for exec tasks that run as nobody with no capabilities; empty leaves it root's, mode 0755."
+  type        = string
+  default     = ""
+}
+
 variable "volume_id_hash" {
   description = "Hash democratic-csi makes each new volume's ID and dataset name from (_private.csi.volume.idHash.strategy): md5, crc8, crc16 or crc32; empty uses the volume's name. democratic-csi takes only names matching ^[a-z0-9][a-z0-9_-]*$, so Nomad per_alloc names such as web[0] need one."
   type        = string

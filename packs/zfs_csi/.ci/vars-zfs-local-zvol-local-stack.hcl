@@ -17,3 +17,5 @@ stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/monolith/zfs-local-zvol"
 # democratic-csi starts slowly on the emulated VM when it is busy: 30 s was missed in CI, and 2 m
 # (plugin never healthy in 300 s) while a second VM and the host checks shared the two cores.
 plugin_health_timeout = "5m"
+# Tenants' exec tasks run as nobody with no capabilities (scripts/nomad-dev.sh): the new ext4 root is theirs.
+filesystem_root_owner = "65534:65534"

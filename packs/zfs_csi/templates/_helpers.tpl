@@ -36,6 +36,9 @@
 [[- fail "variable nfs_share_options must not hold rw or ro (OpenZFS gives a bare one to every host); list the clients in nfs_clients" -]]
 [[- end -]]
 [[- end -]]
+[[- if and (var "filesystem_root_owner" .) (not (regexMatch "^[0-9]{1,10}:[0-9]{1,10}$" (var "filesystem_root_owner" .))) -]]
+[[- fail "variable filesystem_root_owner takes numeric UID:GID, such as 65534:65534" -]]
+[[- end -]]
 [[- if and (eq (var "driver" .) "zfs-generic-iscsi") (not (var "iscsi_target_portal" .)) -]]
 [[- fail "variable iscsi_target_portal is required for driver zfs-generic-iscsi; set the storage host's portal the nodes log in to, e.g. storage1.example.internal:3260" -]]
 [[- end -]]
@@ -125,6 +128,13 @@ zfs:
 [[- range $k, $v := var "dataset_properties" $ctx ]]
     [[ $k | quote ]]: [[ $v | quote ]]
 [[- end ]]
+[[- end ]]
+[[- if var "filesystem_root_owner" $ctx ]]
+# A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
+node:
+  format:
+    ext4:
+      customOptions: ["-E", "root_owner=[[ var "filesystem_root_owner" $ctx ]]"]
 [[- end ]]
 [[- if eq (var "driver" $ctx) "zfs-generic-nfs" ]]
 nfs:

@@ -18,7 +18,9 @@ exec /usr/bin/python3 -IS "$0" "$@"
 # PATH), so every program is called by absolute path and with an argv list.
 #
 # - create makes <parent>/<namespace>/<name> with refquota from the capacity and the
-#   allowlisted parameters, marks it with the volume's ID, and prints its
+#   allowlisted parameters, and with the configured share of the capacity as its quota,
+#   which counts its snapshots too (refquota does not: a workload that rewrote its data
+#   around the scheduled snapshots made an 8 MiB volume hold 22 MiB); marks it with the volume's ID, and prints its
 #   mountpoint and size. Nomad repeats create for every volume at each agent
 #   start and to update one, so a repeat changes only what differs.
 # - delete destroys only a dataset carrying this volume's mark, never
@@ -45,11 +47,13 @@ exec /usr/bin/python3 -IS "$0" "$@"
 # executable files from its plugin directory):
 #   parent=tank/nomad/volumes
 #   replica_parent=tank/nomad/replica     (optional: where replicas to adopt are)
+#   volume_quota_percent=200              (optional: each volume's quota, snapshots included, in % of its capacity)
 
 import glob
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import syslog
@@ -98,6 +102,18 @@ def _relative_ok(value):
     return all(NAME_RE.fullmatch(part) for part in value.split('/'))  # NAME_RE refuses '', '.', '..' and '@'
 
 
+def _id_ok(value):
+    return re.fullmatch(r'[0-9]{1,10}', value) is not None and int(value) < 1 << 31
+
+
+# The volume's root directory: its mode and owner, as Nomad's own mkdir plugin takes them. A task of a tenant runs as
+# an unprivileged user, and writes into a root-owned 0755 directory only with capabilities it should not hold.
+OWNERSHIP = {
+    'mode': (re.compile(r'0?[0-7]{3}').fullmatch, 'an octal mode such as 0770'),
+    'uid': (_id_ok, 'a numeric user ID such as 1000'),
+    'gid': (_id_ok, 'a numeric group ID such as 1000'),
+}
+
 # Parameters that steer the plugin and are not properties.
 CONTROLS = {
     'delete_snapshots': (('true', 'false').__contains__, 'true or false'),
@@ -105,18 +121,19 @@ CONTROLS = {
         _relative_ok,
         "the path under the replica parent of the source node's volumes, such as 10.0.0.1/tank/nomad/volumes",
     ),
+    **OWNERSHIP,
 }
 # Properties that follow a parameter. A volume without scheduled snapshots has nothing a standby can pull, and
 # syncoid fails a standby's whole recursive pull on it unless its syncoid:sync is false.
 FOLLOWERS = {'com.sun:auto-snapshot': 'syncoid:sync'}
 # Read in one zfs get: the mark, the size, where it is mounted, and every property we set.
 # And the pool's used and available, whose sum is the most any volume in it can ever hold.
-READ = ('type', MARK, MOVED, 'refquota', 'mountpoint', 'mounted', 'used', 'available') + tuple(PROPERTIES)
+READ = ('type', MARK, MOVED, 'refquota', 'quota', 'mountpoint', 'mounted', 'used', 'available') + tuple(PROPERTIES)
 READ += tuple(FOLLOWERS.values())
 # What adoption reads of a replica, with each property's source: the replica parent's inert properties must not
 # follow a replica that a local setting kept them on.
 INERT = ('readonly', 'mountpoint', 'canmount', 'exec', 'setuid', 'devices')
-REPLICA_READ = ('type', 'receive_resume_token') + INERT
+REPLICA_READ = ('type', 'receive_resume_token', 'used') + INERT
 
 
 class PluginError(Exception):
@@ -148,6 +165,53 @@ def read_replica_parent(text):
     return _conf_dataset(text, 'replica_parent')
 
 
+def read_volume_quota_percent(text):
+    """The volume_quota_percent= line's whole number (100 or more), or None where there is none."""
+    for line in text.splitlines():
+        if line.startswith('volume_quota_percent='):
+            value = line[len('volume_quota_percent=') :]
+            if not re.fullmatch(r'[1-9][0-9]{2,5}', value):
+                raise PluginError(
+                    'the configuration has volume_quota_percent=%r, not a whole number from 100; run the '
+                    'host_volume_plugin role' % value
+                )
+            return int(value)
+    return None
+
+
+def read_volume_ownership(text):
+    """The volume_mode=, volume_uid= and volume_gid= lines: the mode and owner of every volume's root directory that
+    a volume's own parameters do not give."""
+    found = {}
+    for key in OWNERSHIP:
+        for line in text.splitlines():
+            if line.startswith('volume_%s=' % key):
+                value = line[len('volume_%s=' % key) :]
+                check, expected = OWNERSHIP[key]
+                if not check(value):
+                    raise PluginError(
+                        'the configuration has volume_%s=%r, not %s; run the host_volume_plugin role'
+                        % (key, value, expected)
+                    )
+                found[key] = value
+    return found
+
+
+def own_root_dir(path, ownership):
+    """Give the volume's root directory the mode and owner asked for, through a descriptor of that directory itself
+    (never a link), changing only what differs."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        now = os.fstat(fd)
+        uid, gid = int(ownership.get('uid', now.st_uid)), int(ownership.get('gid', now.st_gid))
+        if (now.st_uid, now.st_gid) != (uid, gid):
+            os.fchown(fd, uid, gid)
+        if 'mode' in ownership and stat.S_IMODE(now.st_mode) != int(ownership['mode'], 8):
+            os.fchmod(fd, int(ownership['mode'], 8))
+    finally:
+        os.close(fd)
+
+
 def _name(env, variable, what):
     value = env.get(variable, '')
     if not isinstance(value, str) or not NAME_RE.fullmatch(value) or '..' in value:
@@ -158,8 +222,9 @@ def _name(env, variable, what):
     return value
 
 
-def parse_request(env, parent):
-    """Check the request in Nomad's DHV_* variables; raise PluginError before any zfs runs."""
+def parse_request(env, parent, quota_percent=None):
+    """Check the request in Nomad's DHV_* variables; raise PluginError before any zfs runs. quota_percent: the
+    configuration's volume_quota_percent."""
     namespace = _name(env, 'DHV_NAMESPACE', 'namespace')
     name = _name(env, 'DHV_VOLUME_NAME', 'volume name')
     volume_id = env.get('DHV_VOLUME_ID', '')
@@ -194,10 +259,12 @@ def parse_request(env, parent):
         'dataset': '%s/%s/%s' % (parent, namespace, name),
         'id': volume_id,
         'capacity': capacity,
+        'quota': capacity * quota_percent // 100 if quota_percent else None,
         'properties': properties,
         'delete_snapshots': controls.get('delete_snapshots') == 'true',
         'adopt_replica': controls.get('adopt_replica'),
         'relative': '%s/%s' % (namespace, name),
+        'ownership': dict((key, controls[key]) for key in OWNERSHIP if key in controls),
     }
 
 
@@ -306,10 +373,28 @@ def replica_to_adopt(request, conf_text, parent, pull_targets=()):
     return '%s/%s' % (target, request['relative'])
 
 
+def _wanted(request, current=None):
+    """The properties a volume's dataset gets: the allowlisted ones, refquota, and the quota. An existing volume's
+    quota is not set below what it uses already (zfs refuses that, and Nomad's create at each agent start would fail
+    with it): it stays as it is, and the plugin says so, until snapshots are pruned or the capacity grows."""
+    wanted = dict(request['properties'], refquota=str(request['capacity']))
+    quota = request['quota']
+    if quota is not None and current is not None and quota < int(current.get('used') or 0):
+        if current.get('quota') != str(quota):
+            say(
+                '%s uses %s bytes, more than its quota of %d bytes (capacity and snapshots): its quota stays %s '
+                'until snapshots are pruned or the capacity grows'
+                % (request['dataset'], current.get('used'), quota, current.get('quota'))
+            )
+    elif quota is not None:
+        wanted['quota'] = str(quota)
+    return wanted
+
+
 def plan_create(request, current):
     """The zfs commands that make the dataset match the request; none when it already does."""
     _require_capacity(request)
-    wanted = dict(request['properties'], refquota=str(request['capacity']))
+    wanted = _wanted(request, current)
     if current is None:
         options = []
         for key, value in sorted(dict(wanted, **{MARK: request['id']}).items()):
@@ -358,7 +443,7 @@ def plan_adopt(request, replica, replica_props, namespace_exists, descendants=()
     commands.append([ZFS, 'rename', '-u', replica, dataset])
     local = [p for p in INERT if replica_props[p][1] == 'local' or replica_props[p][1].startswith('received')]
     commands += [[ZFS, 'inherit', p, dataset] for p in local]  # one property per zfs inherit
-    wanted = dict(request['properties'], refquota=str(request['capacity']), **{MARK: request['id']})
+    wanted = dict(_wanted(request, {'used': replica_props['used'][0]}), **{MARK: request['id']})
     commands.append([ZFS, 'set'] + ['%s=%s' % kv for kv in sorted(wanted.items())] + [dataset])
     commands.append([ZFS, 'mount', dataset])
     return commands
@@ -487,14 +572,17 @@ def _missing(line):
     return line.endswith('dataset does not exist')
 
 
-def run(operation, env, conf_text, zfs, pull_targets=(), mountinfo=None):
-    """Do one operation; return what to print as JSON. mountinfo() gives every process's mountinfo text."""
+def run(operation, env, conf_text, zfs, pull_targets=(), mountinfo=None, own=own_root_dir):
+    """Do one operation; return what to print as JSON. mountinfo() gives every process's mountinfo text; own(path,
+    ownership) gives a volume's root directory its mode and owner."""
     if operation not in ('create', 'delete'):
         raise PluginError(
             'unknown operation %r; Nomad sends create or delete here (sh answers fingerprint)' % operation
         )
     parent = read_parent(conf_text)
-    request = parse_request(env, parent)
+    request = parse_request(env, parent, read_volume_quota_percent(conf_text))
+    # The configuration's mode and owner, where the volume gives none: checked, like all else, before zfs runs.
+    request['ownership'] = dict(read_volume_ownership(conf_text), **request['ownership'])
     dataset = request['dataset']
     if operation == 'delete':
         current, snapshots = zfs.listing(dataset)
@@ -526,7 +614,7 @@ def run(operation, env, conf_text, zfs, pull_targets=(), mountinfo=None):
         for argv in commands:
             zfs(argv)
         say('adopted %s as %s for volume %s' % (replica, dataset, request['id']))
-        return created(request, zfs.read(dataset).get(dataset, {}))
+        return owned(created(request, zfs.read(dataset).get(dataset, {})), request, own)
     if current is None:
         # Nomad creates again at each agent start every volume its client state holds, also one the servers deleted
         # while the node was lost: its copy, set aside or made the replica, is the sign, and no empty dataset takes
@@ -541,7 +629,19 @@ def run(operation, env, conf_text, zfs, pull_targets=(), mountinfo=None):
     commands = plan_create(request, current)
     for argv in commands:
         zfs(argv)
-    return created(request, zfs.read(dataset).get(dataset, {}) if commands else current)
+    return owned(created(request, zfs.read(dataset).get(dataset, {}) if commands else current), request, own)
+
+
+def owned(answer, request, own):
+    """The answer to create, once the volume's root directory has the mode and owner asked for."""
+    if request['ownership']:
+        try:
+            own(answer['path'], request['ownership'])
+        except OSError as err:
+            raise PluginError(
+                'cannot give %s mode and owner %s: %s' % (answer['path'], request['ownership'], err.strerror)
+            ) from None
+    return answer
 
 
 def say(message):

@@ -33,10 +33,14 @@ exec /usr/bin/python3 -IS "$0" "$@"
 #                                          and snapshots): the user holds no receive delegation, with which
 #                                          `zfs receive -o origin=` or a forged incremental stream made a clone of
 #                                          any snapshot of the pool, which it then read
+#   zfs-root bound <parent>/<volume>       zfs set quota= volume_quota_percent of its refquota: refquota, which the
+#                                          driver sets to the capacity, leaves snapshots out; the quota counts them
+#                                          (the user holds no quota delegation); never below what it uses
 #   zfs-root unmount <parent>/<any depth>  zfs unmount (it moves nothing anywhere)
 #   zfs-root guard                         canmount=noauto below <parent>/<volume>, and sharenfs=off where its
 #                                          options would be refused, so zfs mount -a and zfs share -a at boot
-#                                          do nothing the checks above would not
+#                                          do nothing the checks above would not; and each volume's quota, as
+#                                          bound sets it, for volumes made before the role set the percent
 #
 # The parents come from root-owned files the role writes, one for each service user of the host (parent= and
 # snapshots_parent= lines): for mount, share and unmount the one of the user sudo ran this for, for the guard all
@@ -61,8 +65,8 @@ SHARE_OPTIONS = re.compile(r'[A-Za-z0-9_.,=:/@*+-]{1,1024}')
 # Read together: none is the user's to write. sharenfs is root's too now (zfs-root sharenfs), but a dataset made
 # while the user held sharenfs may keep a value with any newline and tab, so each is read alone, as a whole (a value
 # can forge whole lines of a listing; ZFS then writes it into the exports file).
-READ = ('type', 'mountpoint', 'mounted')
-VERBS = ('mount', 'share', 'sharenfs', 'unshare', 'unmount', 'receive')
+READ = ('type', 'mountpoint', 'mounted', 'refquota', 'quota', 'used')
+VERBS = ('mount', 'share', 'sharenfs', 'unshare', 'unmount', 'receive', 'bound')
 # The first record of a zfs send stream (OpenZFS include/sys/zfs_ioctl.h, dmu_replay_record_t with drr_begin):
 # drr_type, drr_payloadlen, then drr_magic, drr_versioninfo, drr_creation_time, drr_type of the objset, drr_flags,
 # drr_toguid, drr_fromguid, drr_toname. A stream in the other byte order shows a byte-swapped magic: refused.
@@ -95,7 +99,11 @@ def read_conf(text, path):
     conf = {}
     for line in text.splitlines():
         key, sep, value = line.partition('=')
-        if sep and key in ('parent', 'snapshots_parent') and value:
+        if sep and key == 'volume_quota_percent':
+            if not re.fullmatch(r'[1-9][0-9]{2,5}', value):
+                raise Refused('%s has a bad volume_quota_percent line: %r; run the storage_host role' % (path, value))
+            conf[key] = int(value)
+        elif sep and key in ('parent', 'snapshots_parent') and value:
             if not re.fullmatch('%s(/%s)*' % (COMPONENT, COMPONENT), value):
                 raise Refused('%s has a bad %s line: %r; run the storage_host role' % (path, key, value))
             conf[key] = value
@@ -109,7 +117,7 @@ def check_name(verb, dataset, parent):
     shape = '%s(/%s)+' if verb == 'unmount' else '%s/%s'
     if not re.fullmatch(shape % (re.escape(parent), COMPONENT), dataset):
         where = 'below' if verb == 'unmount' else 'exactly one level below'
-        done = {'mount': 'mounted', 'unmount': 'unmounted'}.get(verb, 'shared or unshared')
+        done = {'mount': 'mounted', 'unmount': 'unmounted', 'bound': 'given a quota'}.get(verb, 'shared or unshared')
         raise Refused('%s: only datasets %s %s are %s here' % (dataset, where, parent, done))
 
 
@@ -221,6 +229,8 @@ def plan(verb, dataset, conf, read, read_sharenfs=None, lstat=os.lstat, options=
     check_name(verb, dataset, parent)
     if verb == 'unmount':
         return [[ZFS, 'unmount', dataset]]
+    if verb == 'bound':
+        return plan_bound(dataset, conf, read([dataset]).get(dataset))
     if verb == 'sharenfs':
         check_options(dataset, options)
     found = read([dataset, parent])
@@ -237,6 +247,29 @@ def plan(verb, dataset, conf, read, read_sharenfs=None, lstat=os.lstat, options=
     if verb == 'share':
         check_share(dataset, found[dataset], read_sharenfs(dataset))
     return [[ZFS, verb, dataset]]
+
+
+def plan_bound(dataset, conf, props):
+    """zfs set quota= of a volume: volume_quota_percent of its refquota, so that its snapshots count against it too;
+    none where the role set no percent, the volume has no refquota or is no filesystem, or the quota is set already.
+    Never below what the volume uses already: zfs refuses that, and democratic-csi's create or expand would fail."""
+    if 'volume_quota_percent' not in conf or not props or props.get('type', ('', ''))[0] != 'filesystem':
+        return []
+    refquota = int(props.get('refquota', ('0', ''))[0] or 0)
+    if not refquota:
+        return []
+    quota = refquota * conf['volume_quota_percent'] // 100
+    if props.get('quota', ('0', ''))[0] == str(quota):
+        return []
+    used = int(props.get('used', ('0', ''))[0] or 0)
+    if quota < used:
+        log(
+            syslog.LOG_NOTICE,
+            '%s uses %d bytes, more than its quota of %d: its quota stays until snapshots are '
+            'pruned or the capacity grows' % (dataset, used, quota),
+        )
+        return []
+    return [[ZFS, 'set', 'quota=%d' % quota, dataset]]
 
 
 def run(commands):
@@ -267,6 +300,23 @@ def plan_guard(confs, listing, shared):
     for name, options in sorted(shared.items()):
         if options != 'off' and not SHARE_OPTIONS.fullmatch(options):
             commands.append([ZFS, 'set', 'sharenfs=off', name])
+    return commands
+
+
+def plan_bounds(confs, listing, read):
+    """zfs set quota= of every volume of the parents whose settings have volume_quota_percent, as bound does after a
+    change: volumes made before the role set the percent, or while it was lower, get theirs at the next boot or run
+    of the role. listing as plan_guard's; read as plan's."""
+    commands = []
+    for conf in confs:
+        parent = conf.get('parent')
+        if not parent or 'volume_quota_percent' not in conf:
+            continue
+        names = (line.split('\t')[0] for line in listing.splitlines())
+        volumes = [name for name in names if name.startswith(parent + '/') and name.count('/') == parent.count('/') + 1]
+        found = read(volumes) if volumes else {}
+        for volume in volumes:
+            commands += plan_bound(volume, conf, found.get(volume))
     return commands
 
 
@@ -348,14 +398,15 @@ def main(argv):
             if not parents:
                 return 0
             listing = _zfs([ZFS, 'list', '-H', '-r', '-t', 'filesystem', '-o', 'name,canmount'] + parents)
-            for command in plan_guard(confs, listing, read_shared(parents)):
+            commands = plan_guard(confs, listing, read_shared(parents)) + plan_bounds(confs, listing, read_props)
+            for command in commands:
                 _zfs(command)
                 log(syslog.LOG_NOTICE, 'guard: ' + ' '.join(command[1:]))
             return 0
         verb, args = (argv[1], argv[2:]) if len(argv) > 1 else ('', [])
         if len(args) != (2 if verb == 'sharenfs' else 1) or verb not in VERBS:
             raise Refused(
-                'usage: zfs-root mount|share|unshare|unmount|receive DATASET, zfs-root sharenfs DATASET OPTIONS, '
+                'usage: zfs-root mount|share|unshare|unmount|receive|bound DATASET, zfs-root sharenfs DATASET OPTIONS, '
                 'or zfs-root guard'
             )
         conf = read_file(conf_path(os.environ.get('SUDO_USER')))
@@ -367,6 +418,8 @@ def main(argv):
     if verb == 'receive':
         log(syslog.LOG_NOTICE, 'receive -u %s' % args[0])
         return receive(commands[0], options, sys.stdin.buffer)
+    if not commands:
+        return 0
     if len(commands) == 1:
         os.execv(commands[0][0], commands[0])
     return run(commands)

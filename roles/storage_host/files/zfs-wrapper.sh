@@ -21,11 +21,12 @@ zfs=/usr/sbin/zfs
 # a third of a zfs list. Naming another user only reads that user's settings; root still acts only as this
 # user's sudo rule allows.
 conf=/etc/nomad-zfs-csi/storage/${LOGNAME:-$(id -un)}.conf
-parent='' helper=''
+parent='' helper='' quota_percent=''
 while IFS= read -r line; do
   case $line in
     parent=?*) parent=${line#parent=} ;;
     root_helper=/?*) helper=${line#root_helper=} ;;
+    volume_quota_percent=?*) quota_percent=${line#volume_quota_percent=} ;;
   esac
 done <"$conf" || true
 if [ -z "$parent" ] || [ -z "$helper" ]; then
@@ -67,10 +68,27 @@ EOF
 
 # Unmount (and so unshare) the dataset and its descendants, children first.
 unmount_tree() {
-  under_parent "$1" || return 0
   "$zfs" list -H -r -t filesystem -o name,mounted "$1" 2>/dev/null | sort -r | while read -r name mounted; do
     if [ "$mounted" = yes ]; then as_root unmount "$name" || exit 1; fi
   done
+}
+
+# Up to five processes whose mount namespace still mounts the dataset or one below it, after root unmounted it
+# here: a local user's `unshare -Urm` copies every mount, and its copy keeps the dataset busy until that namespace
+# ends (the copy is locked: not even root can unmount it there). zfs destroy -r destroys the snapshots first and
+# the busy dataset last, so a delete is refused before it starts. One grep, on deletes only.
+holders() {
+  grep -lsF -e " - zfs $1 " -e " - zfs $1/" /proc/[0-9]*/mountinfo | sed -n 's|^/proc/\([0-9]*\)/mountinfo$|\1|p' |
+    head -n 5 | tr '\n' ' '
+}
+
+# A volume's quota, which counts its snapshots, from its refquota (the capacity democratic-csi sets): root's, since
+# the user holds no quota delegation. Nothing where the role set no volume_quota_percent.
+bound() {
+  a_volume "$1" || return 0
+  # Only the dataset drivers' settings have the line; root leaves anything but a filesystem alone.
+  [ -n "$quota_percent" ] || return 0
+  as_root bound "$1"
 }
 
 last_arg() { for a in "$@"; do :; done; printf '%s\n' "$a"; }
@@ -107,6 +125,7 @@ case $sub in
     # "dataset already exists" as success): a retry mounts what an interrupted
     # create left unmounted.
     mount_and_share "$target" || exit 1
+    bound "$target" || exit 1
     exit $rc
     ;;
   clone)
@@ -116,11 +135,15 @@ case $sub in
     # zfs clone has no -u: without root it clones, then says so and exits 1.
     case $err in *"successfully created, but it may only be mounted by root"*) rc=0 err= ;; esac
     [ -z "$err" ] || printf '%s\n' "$err" >&2
-    if [ $rc -eq 0 ]; then mount_and_share "$target" || exit 1; fi
+    if [ $rc -eq 0 ]; then mount_and_share "$target" && bound "$target" || exit 1; fi
     exit $rc
     ;;
   set)
-    case " $* " in *" sharenfs="*) ;; *) exec "$zfs" set "$@" ;; esac
+    case " $* " in
+      *" sharenfs="*) ;;
+      *" refquota="*) "$zfs" set "$@" || exit $?; bound "$(last_arg "$@")"; exit $? ;;
+      *) exec "$zfs" set "$@" ;;
+    esac
     # sharenfs is root's to set (the user holds no delegation of it, so the value root checks is the value every
     # later zfs share reads): the other properties as the user, then root sets it on the mounted volume, which
     # shares it.
@@ -140,7 +163,18 @@ case $sub in
     ;;
   destroy)
     target=$(last_arg "$@")
-    case $target in *[@#]*) ;; *) unmount_tree "$target" || exit 1 ;; esac
+    case $target in *[@#]*) exec "$zfs" destroy "$@" ;; esac
+    # Only what root unmounted here can be held elsewhere; the rest is the user's own zfs destroy to refuse.
+    under_parent "$target" || exec "$zfs" destroy "$@"
+    unmount_tree "$target" || exit 1
+    held=$(holders "$target")
+    if [ -n "$held" ]; then
+      mount_and_share "$target"
+      echo "nomad-zfs-csi: $target is busy: the mount namespace of process(es) ${held% } still mounts it (a local" \
+        "user's unshare, or a process not yet gone), so nothing of it was destroyed; delete the volume again once" \
+        "they are gone" >&2
+      exit 1
+    fi
     exec "$zfs" destroy "$@"
     ;;
   receive)
@@ -150,6 +184,7 @@ case $sub in
     target=$(last_arg "$@")
     as_root receive "$@" || exit 1
     mount_and_share "$target" || exit 1
+    bound "$target" || exit 1
     ;;
   mount | unmount | share)
     exec sudo -n "$helper" "$sub" "$@"

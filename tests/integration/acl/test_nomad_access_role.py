@@ -55,22 +55,46 @@ def test_a_submitter_reaches_its_namespace_only(acl, secrets):
     assert acl.api('PUT', '/v1/volume/csi/v?namespace=nzc-a', VOLUME, token=a)[0] == 403  # mounts, never writes
 
 
-def raw_exec_job(namespace):
-    task = {'Name': 't', 'Driver': 'raw_exec', 'Config': {'command': '/bin/id'}}
+def root_job(namespace, driver):
+    """A job whose task would be root on the client: raw_exec's command, or docker's privileged container with the
+    host's disk and /var/tmp (what tenant demo's token did on the VM before tenants lost docker)."""
+    config = {
+        'raw_exec': {'command': '/bin/id'},
+        'docker': {
+            'image': 'busybox:1.36',
+            'privileged': True,
+            'devices': [{'host_path': '/dev/vda'}],
+            'volumes': ['/var/tmp:/host-tmp'],
+            'command': 'touch',
+            'args': ['/host-tmp/root-was-here'],
+        },
+    }[driver]
+    task = {'Name': 't', 'Driver': driver, 'Config': config}
     group = {'Name': 'g', 'Count': 1, 'Tasks': [task]}
     return {'Job': {'ID': 'root-on-the-node', 'Namespace': namespace, 'Type': 'batch', 'TaskGroups': [group]}}
 
 
 def test_a_tenant_uses_only_the_named_task_drivers(acl, secrets):
-    """raw_exec runs a task as root on the node, past every volume's boundary: tenants get exec and docker unless
-    the operator names others (nzc-b: exec alone)."""
+    """raw_exec runs a task as root on the node, past every volume's boundary, and so does docker (devices,
+    pid_mode = "host", privileged, volumes), and java runs a task as any account of the client but root: tenants get
+    exec only (nzc-b names it itself); a tenant given java or docker stops the role before anything changes."""
     drivers = {
         ns['Name']: (ns['Capabilities'] or {}).get('EnabledTaskDrivers') for ns in acl.api('GET', '/v1/namespaces')
     }
-    assert drivers['nzc-a'] == ['exec', 'docker'] and drivers['nzc-b'] == ['exec'], drivers
-    refused = acl.api('PUT', '/v1/jobs', raw_exec_job('nzc-a'), token=secrets['nzc-a-submitter'])
-    assert refused[0] == 500 and 'raw_exec' in refused[1] and 'not allowed' in refused[1], refused
+    assert drivers['nzc-a'] == ['exec'] and drivers['nzc-b'] == ['exec'], drivers
+    for driver in ('raw_exec', 'docker'):
+        refused = acl.api('PUT', '/v1/jobs', root_job('nzc-a', driver), token=secrets['nzc-a-submitter'])
+        assert refused[0] == 500 and driver in refused[1] and 'not allowed' in refused[1], refused
     assert acl.api('GET', '/v1/jobs?namespace=nzc-a') == []
+
+    before = state(acl)
+    given = acl.playbook(
+        access_play([{'name': 'nzc-a', 'enabled_task_drivers': ['exec', 'java', 'docker']}, {'name': 'nzc-b'}])
+    )
+    assert given.returncode != 0, given.stdout[-3000:]
+    assert 'tenant nzc-a would get task driver(s) docker, java;' in given.stdout, given.stdout[-3000:]
+    assert 'nothing was changed' in given.stdout and 'changed=0' in given.stdout, given.stdout[-3000:]
+    assert state(acl) == before
 
 
 def test_the_operator_writes_volumes_but_runs_no_tenant_job(acl, secrets):

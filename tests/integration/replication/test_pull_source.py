@@ -4,7 +4,7 @@ second pool), and everything else refused through that key."""
 
 import pytest
 
-from zfsvm_client import STOP_BACKUPS, changed
+from zfsvm_client import STOP_BACKUPS, changed, wait_until
 
 USER = 'zfs-replica'
 KEY = '/root/.ssh/id_replica'
@@ -41,6 +41,10 @@ def primary(vm):
     clean()
 
 
+# The longest a send through the key runs here, so that the stalled one below ends soon.
+SEND_MAX = 15
+
+
 def guid(vm, snapshot):
     return vm.zfs('get', '-Hp', '-o', 'value', 'guid', snapshot).stdout.strip()
 
@@ -54,7 +58,11 @@ def through_the_key(vm, command, options=''):
 
 def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, primary, play):
     public = vm.sh('cat %s.pub' % KEY).stdout.strip()
-    variables = {'zfs_replication_snapshots': [{'parent': primary}], 'zfs_replication_standby_keys': [public]}
+    variables = {
+        'zfs_replication_snapshots': [{'parent': primary}],
+        'zfs_replication_standby_keys': [public],
+        'zfs_replication_send_max_seconds': SEND_MAX,
+    }
     checked = play(variables, '--check', '--diff')
     assert changed(checked)['zfsvm'] > 0
     assert vm.sh('test -e /var/lib/%s/.ssh/authorized_keys' % USER, check=False).returncode != 0
@@ -107,6 +115,31 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(vm, prim
     holds = vm.zfs('holds', '-H', primary + '/v1@autosnap_1_hourly', primary + '/v1@autosnap_2_hourly').stdout
     assert [line.split('\t')[:2] for line in holds.splitlines()] == [[primary + '/v1@autosnap_1_hourly', 'root-keeps']]
     vm.zfs('release', 'root-keeps', primary + '/v1@autosnap_1_hourly')
+
+    # A send whose stream is never read (16 MiB, more than the pipes and the SSH window hold) holds the range's
+    # snapshots, so root's destroy of them, as sanoid's pruning does it, fails; at the bound the forced command ends
+    # it, its holds go, and the destroy succeeds.
+    oldest = primary + '/v1@autosnap_1_hourly'
+    vm.sh('head -c 16777216 /dev/urandom > /%s/v1/h && zfs snapshot %s/v1@autosnap_3_hourly' % (primary, primary))
+    stalled = "'zfs send -I %s %s/v1@autosnap_3_hourly'" % (oldest, primary)
+    vm.sh(
+        'setsid sh -c "ssh -i %s -o StrictHostKeyChecking=no -o BatchMode=yes %s@127.0.0.1 %s | sleep 600" '
+        '</dev/null >/dev/null 2>&1 &' % (KEY, USER, stalled)
+    )
+
+    def send_holds():
+        return [line for line in vm.zfs('holds', '-H', oldest).stdout.splitlines() if '\t.send-' in line]
+
+    try:
+        wait_until(
+            send_holds, timeout=SEND_MAX, why='no .send- hold on %s while the stalled send runs' % oldest, pause=1
+        )
+        busy = vm.zfs('destroy', oldest, check=False)
+        assert busy.returncode != 0 and "it's being held" in busy.stderr, busy
+        wait_until(lambda: not send_holds(), timeout=SEND_MAX + 30, why='the stalled send still holds %s' % oldest)
+        vm.zfs('destroy', oldest)
+    finally:
+        vm.sh('pkill -f "sleep 600"', check=False)
     assert through_the_key(vm, '').returncode != 0  # no shell either
     # perl's own variables, were an sshd to pass them (Debian's passes LANG and LC_* only): the command of
     # authorized_keys, run as sshd runs it, ignores them (taint mode).

@@ -4,7 +4,6 @@ syncoid, from the primary end the same role serves. The VM plays both hosts: tan
 file-backed pool `standby` the standby's."""
 
 import re
-import time
 
 import pytest
 
@@ -32,6 +31,17 @@ rm -rf /etc/systemd/system/zfs-replication-pull@.* /etc/nomad-zfs-csi/pulls /etc
 systemctl daemon-reload
 umount /mnt/it-replica; zpool destroy standby; rm -f /var/tmp/standby.img
 """.format(key=KEY, user=USER)
+
+
+def bytes_received(vm):
+    """Bytes the running zfs receive has read so far: of the processes named zfs (not syncoid's shell, whose line
+    names it too), the one whose arguments say receive."""
+    out = vm.sh(
+        'for p in $(pgrep -x zfs); do grep -qa receive /proc/$p/cmdline && sed -n "s/^rchar: //p" /proc/$p/io; done '
+        '2>/dev/null | sort -n | tail -n 1',
+        check=False,
+    )
+    return int(out.stdout.strip() or 0)
 
 
 def empty_pool(vm):
@@ -175,8 +185,9 @@ def test_the_standby_pulls_on_its_timer_as_its_user_into_an_inert_parent(vm, pri
     vm.zfs('snapshot', primary + '/v1@autosnap_4_hourly')
     whole = stream_size(vm, '-i', '@autosnap_3_hourly', primary + '/v1@autosnap_4_hourly')
     vm.sh('systemctl start --no-block zfs-replication-pull@%s.service' % instance)
-    wait_until(lambda: vm.sh('pgrep -f "zfs receive"', check=False).returncode == 0, timeout=180, why='a receive')
-    time.sleep(8)  # about 8 MiB at the 1 MiB/s limit
+    # A third of the stream in, at the 1 MiB/s limit: counted from what the receive read, since a loaded host took
+    # more than the 8 s once allowed before the first byte (the resume then had the whole stream left).
+    wait_until(lambda: bytes_received(vm) >= whole // 3, timeout=300, why='a third of the stream received')
     vm.sh('systemctl kill -s KILL zfs-replication-pull@%s.service' % instance)
     token = vm.zfs('get', '-H', '-o', 'value', 'receive_resume_token', target + '/v1').stdout.strip()
     assert token not in ('', '-'), 'the killed receive left no resume token'

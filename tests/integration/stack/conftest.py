@@ -27,6 +27,12 @@ HOST_VOLUME_PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'
 HOST_VOLUME_CONF = HOST_VOLUME_PLUGIN + '.conf'
 
 
+def host_volume_conf(parent=HOST_VOLUMES, replica_parent=None):
+    """The plugin's configuration as the host_volume_plugin role writes it with the local inventory's variables."""
+    replica = 'replica_parent=%s\n' % replica_parent if replica_parent else ''
+    return 'parent=%s\n%svolume_quota_percent=200\nvolume_uid=65534\nvolume_gid=65534\n' % (parent, replica)
+
+
 class Stack(object):
     """Nomad's forwarded API, the nomad CLI and the collection's modules, all from this host.
 

@@ -42,12 +42,12 @@ client {
   options = {
     "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
   }
-  # The stack agent's stats interval and small exec chroot (scripts/nomad-dev.sh says why).
+  # The stack agent's stats interval and exec chroot tree, which its start built (scripts/nomad-dev.sh says why).
   chroot_env = {
-    "/bin"                  = "/bin"
-    "/lib64"                = "/lib64"
-    "/lib/x86_64-linux-gnu" = "/lib/x86_64-linux-gnu"
-    "/etc"                  = "/etc"
+    "/var/lib/nzc-chroot/bin"   = "/bin"
+    "/var/lib/nzc-chroot/lib"   = "/lib"
+    "/var/lib/nzc-chroot/lib64" = "/lib64"
+    "/var/lib/nzc-chroot/etc"   = "/etc"
   }
 }
 telemetry {

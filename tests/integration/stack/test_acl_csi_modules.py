@@ -83,8 +83,7 @@ CASES = [
 ]
 
 
-# B's job below runs under raw_exec, which a tenant gets only when named (nomad_access_tenant_task_drivers).
-ACCESS = access_play([{'name': 'nzc-a'}, {'name': 'nzc-b', 'enabled_task_drivers': ['raw_exec']}])
+ACCESS = access_play([{'name': 'nzc-a'}, {'name': 'nzc-b'}])
 
 
 def deploy(acl, stack, token):
@@ -157,7 +156,7 @@ THIEF = """job "t-acl-thief" {
       attachment_mode = "file-system"
     }
     task "t" {
-      driver = "raw_exec"
+      driver = "exec"
       config {
         command = "/bin/true"
       }

@@ -1,8 +1,9 @@
 """The pack's production path: democratic-csi's image under Nomad's docker driver, privileged on the node, from
 `nomad-pack run` with the zfs-generic-nfs variables a production user sets (and the image built here in place of
-the pinned upstream one), beside the stack's raw_exec plugin under its own plugin id. Tenant demo's workloads use a
-volume of it under docker and under exec, and csi-sanity, the CSI conformance suite, runs against it, and its
-controller suite against the zfs-generic-iscsi driver's plugin beside it (test_iscsi_target.py's set-up)."""
+the pinned upstream one), beside the stack's raw_exec plugin under its own plugin id. An operator's workloads
+(namespace default: no tenant gets docker) use a volume of it under docker and under exec, and csi-sanity, the CSI
+conformance suite, runs against it, and its controller suite against the zfs-generic-iscsi driver's plugin beside
+it (test_iscsi_target.py's set-up)."""
 
 import re
 
@@ -18,7 +19,7 @@ JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
 VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-nfs-docker-local-stack.hcl'
 # The image the vars file names, which tests/zfsvm/zfsvm.sh imported (DCSI_IMAGE).
 IMAGE = re.search(r'^image\s*=\s*"([^"]+)"', VARS.read_text(), re.M).group(1)
-NAMESPACE = 'demo'
+NAMESPACE = 'default'
 VOLUME = 't-docker'
 GIB = 1024**3
 
@@ -42,19 +43,18 @@ def test_the_plugin_runs_its_image_under_docker_privileged_on_the_node(stack, vm
 
 
 def test_a_volume_of_it_is_written_under_docker_read_under_exec_expanded_and_snapshotted(stack, vm, docker_plugin):
-    submitter = stack.secret('demo-submitter')
     args = {'id': VOLUME, 'namespace': NAMESPACE, 'plugin_id': PLUGIN}
     made = stack.volume(VOLUME, **args)
     assert made['rc'] == 0 and made['changed'], made
     try:
         job = {'src': str(STACK / 'docker-workload.nomad'), 'variables': {'volume': VOLUME}, 'namespace': NAMESPACE}
-        ran = stack.module('nomad_job', dict(job, wait_timeout=300), extra_env={'NOMAD_TOKEN': submitter})
+        ran = stack.module('nomad_job', dict(job, wait_timeout=300))
         assert ran['rc'] == 0, ran
         alloc = ran['allocations'][0]['id']
-        written = stack.nomad('alloc', 'logs', alloc, token=submitter, namespace=NAMESPACE).stdout.strip()
-        stack.module('nomad_job', dict(job, state='absent', purge=True), extra_env={'NOMAD_TOKEN': submitter})
+        written = stack.nomad('alloc', 'logs', alloc, namespace=NAMESPACE).stdout.strip()
+        stack.module('nomad_job', dict(job, state='absent', purge=True))
         assert written.startswith('written-under-docker-by-' + alloc)
-        assert stack.workload(VOLUME, 'read', token=submitter, namespace=NAMESPACE) == written
+        assert stack.workload(VOLUME, 'read', namespace=NAMESPACE) == written
         # On the dataset itself, as the storage host sees it. (test_tenant_access.py writes and reads a volume of
         # the raw_exec plugin.)
         assert vm.sh('cat /%s/%s/proof.txt' % (PARENT, VOLUME)).stdout.strip() == written

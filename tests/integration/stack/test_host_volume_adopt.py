@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK
+from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, host_volume_conf
 from test_host_volume_plugin import MARK, props
 from zfsvm_client import changed
 
@@ -54,7 +54,7 @@ def adopting(stack, vm):
         vm.sh('rm -f ' + PULL_CONF)
         restored = stack.playbook(PLAYBOOK, extra=token)
     assert changed(restored)['zfsvm'] > 0, restored.stdout[-3000:]
-    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == host_volume_conf()
 
 
 def volume(stack, **parameters):
@@ -63,10 +63,7 @@ def volume(stack, **parameters):
 
 
 def test_a_moved_volume_is_kept_and_its_replica_adopted_with_its_data(stack, vm, adopting):
-    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\nreplica_parent=%s\n' % (
-        HOST_VOLUMES,
-        REPLICAS,
-    )
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == host_volume_conf(replica_parent=REPLICAS)
     first = volume(stack)
     assert first['rc'] == 0, first
     vm.sh('echo written-before-the-move > /%s/proof.txt' % DATASET)

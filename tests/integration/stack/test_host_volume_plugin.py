@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, dataset
+from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, dataset, host_volume_conf
 from conftest import HOST_VOLUME_PLUGIN as PLUGIN
 from zfsvm_client import VERSION, changed
 
@@ -26,7 +26,7 @@ def test_site_installed_the_plugin_and_the_node_reports_it(stack):
     attributes = stack.get('/v1/node/' + node['ID'])['Attributes']
     assert attributes['plugins.host_volume.zfs-dataset.version'] == VERSION
     assert stack.vm.sh('stat -c %a:%U ' + PLUGIN).stdout.strip() == '755:root'
-    assert stack.vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
+    assert stack.vm.sh('cat ' + HOST_VOLUME_CONF).stdout == host_volume_conf()
     assert props(stack.vm, HOST_VOLUMES, 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
 
 
@@ -35,9 +35,10 @@ def test_a_volume_is_a_quotad_marked_dataset_that_a_job_writes_into(stack, host_
     assert made['changed'] and made['volume']['state'] == 'ready', made
     assert made['volume']['host_path'] == '/' + dataset('t-hv')
     assert made['volume']['capacity_bytes'] == 64 << 20
-    got = props(stack.vm, dataset('t-hv'), 'refquota', 'compression', 'recordsize', MARK, 'mounted')
+    got = props(stack.vm, dataset('t-hv'), 'refquota', 'quota', 'compression', 'recordsize', MARK, 'mounted')
     assert got == {
         'refquota': str(64 << 20),
+        'quota': str(128 << 20),
         'compression': 'zstd',
         'recordsize': '16384',
         MARK: made['volume']['id'],
@@ -57,10 +58,32 @@ def test_a_raised_capacity_raises_refquota_and_keeps_the_data(stack, host_volume
     stack.vm.sh('echo kept > /%s/kept.txt' % dataset('t-hv-grow'))
     grown = host_volume('t-hv-grow', capacity_max='128M')
     assert grown['changed'] and grown['volume']['capacity_bytes'] == 128 << 20
-    assert props(stack.vm, dataset('t-hv-grow'), 'refquota')['refquota'] == str(128 << 20)
+    assert props(stack.vm, dataset('t-hv-grow'), 'refquota', 'quota') == {
+        'refquota': str(128 << 20),
+        'quota': str(256 << 20),
+    }
     assert stack.vm.sh('cat /%s/kept.txt' % dataset('t-hv-grow')).stdout == 'kept\n'
     shrink = host_volume('t-hv-grow', capacity_max='64M')
     assert shrink.failed and 'a volume cannot shrink' in shrink['msg']
+
+
+def test_a_workload_cannot_grow_its_volume_past_twice_its_capacity_around_snapshots(stack, host_volume):
+    """refquota leaves snapshots out: on the VM a workload that wrote 7 MiB, deleted it and wrote again twice,
+    around scheduled snapshots, made an 8 MiB volume hold 22 MiB. The quota (200 % of the capacity by default)
+    counts the snapshots: the third write of 6 MiB fails, and the volume holds at most 16 MiB (and what one
+    transaction in flight adds), where it would hold 18."""
+    host_volume('t-hv-snap', capacity_max='8M')
+    name, path = dataset('t-hv-snap'), '/' + dataset('t-hv-snap')
+    # Writes of 1 MiB: near its quota zfs makes each write wait for a transaction group, and 128 KiB writes made
+    # this test take two minutes.
+    rewrite = 'rm -f {p}/data && dd if=/dev/urandom of={p}/data bs=1M count=6 status=none && sync'
+    rounds = []
+    for n in (1, 2, 3):
+        wrote = stack.vm.sh(rewrite.format(p=path) + ' && zfs snapshot %s@autosnap_%d' % (name, n), check=False)
+        rounds.append((wrote.returncode, wrote.stderr))
+    assert [rc for rc, _err in rounds] == [0, 0, 1], rounds
+    assert 'Disk quota exceeded' in rounds[2][1], rounds
+    assert int(props(stack.vm, name, 'used')['used']) <= 17 << 20
 
 
 @pytest.mark.parametrize(
@@ -160,15 +183,15 @@ def test_the_parent_changes_only_with_no_volume_left_behind_and_is_made_with_its
     kept = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
     assert kept.returncode != 0 and 'holds the volumes %s. At its next start' % dataset('t-hv-stay') in kept.stdout
     assert re.search(r'^zfsvm\s+: ok=\d+\s+changed=0\s', kept.stdout, re.M), kept.stdout[-2000:]
-    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == host_volume_conf()
     assert stack.module('nomad_host_volume', {'name': 't-hv-stay', 'state': 'deleted'})['rc'] == 0
     try:
         made = stack.playbook(playbook, extra=dict(token, host_volume_plugin_parent='%s/%s' % (vm.pool, deep)))
         assert changed(made)['zfsvm'] > 0
         assert props(vm, '%s/%s' % (vm.pool, deep), 'setuid', 'devices') == {'setuid': 'off', 'devices': 'off'}
-        assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s/%s\n' % (vm.pool, deep)
+        assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == host_volume_conf('%s/%s' % (vm.pool, deep))
     finally:
         restored = stack.playbook(playbook, extra=token)
         vm.zfs('destroy', '-r', '%s/t-deep' % vm.pool, check=False)
     assert changed(restored)['zfsvm'] > 0
-    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == 'parent=%s\n' % HOST_VOLUMES
+    assert vm.sh('cat ' + HOST_VOLUME_CONF).stdout == host_volume_conf()

@@ -69,7 +69,9 @@ def iscsi_host(stack, vm):
         assert not [run for run in [refused, checked] + runs if SECRET in run.stdout + run.stderr]
         conf = vm.sh('grep "^node\\.session\\.auth\\." {0}; stat -c %U:%a {0}'.format(ISCSID_CONF)).stdout
         assert conf.splitlines() == NODE_CHAP + ['root:600'], conf
-        assert vm.sh('systemctl is-active iscsid.socket').stdout.strip() == 'active'
+        # iscsid runs before the first iscsiadm, which reads iscsid.conf only through a running iscsid.
+        units = vm.sh('systemctl is-active iscsid.socket iscsid.service; systemctl is-enabled iscsid.service')
+        assert units.stdout.split() == ['active', 'active', 'enabled'], units.stdout
         # Each instance has its settings: the NFS one's are as they were, and the boot guard reads both.
         assert vm.sh('cat %s' % NFS_CONF).stdout == nfs_storage
         guard = vm.sh('systemctl restart nomad-zfs-csi-mount-guard && systemctl is-active nomad-zfs-csi-mount-guard')
@@ -205,9 +207,11 @@ def test_a_volume_is_a_zvol_behind_chap_that_workloads_format_write_read_and_gro
 
 def initiator_state(vm):
     """What the initiator logged in with, for a failed first login (seen twice: a node record with authmethod None
-    although iscsid.conf held the CHAP pair): iscsid.conf's auth lines and the node records', passwords redacted."""
+    although iscsid.conf held the CHAP pair): the time, iscsid.conf's and the node records' (when each was written),
+    their auth lines, passwords redacted."""
     return vm.sh(
-        "stat -c '%n %U:%a %y' {0}; grep -H '^node.session.auth' {0} /etc/iscsi/nodes/*/* 2>&1 "
+        "date; stat -c '%n %U:%a %y' {0} /etc/iscsi/nodes/*/*; "
+        "grep -H '^node.session.auth' {0} /etc/iscsi/nodes/*/* 2>&1 "
         "| sed 's/password\\( *\\)= .*/password\\1= <redacted>/'".format(ISCSID_CONF),
         check=False,
     ).stdout

@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 from conftest import HOST_VOLUME_PLUGIN, PARENT, SNAPSHOTS, STACK
+from zfsvm_client import wait_until
 
 WRAPPER = '/usr/local/libexec/nomad-zfs-csi/zfs'
 ROOT_HELPER = '/usr/local/libexec/nomad-zfs-csi/zfs-root'
@@ -163,6 +164,54 @@ def test_the_service_user_cannot_reserve_move_or_expose_outside_its_volumes(vm, 
         assert vm.zfs('get', '-H', '-o', 'value,source', 'volmode', PARENT).stdout == 'none\tlocal\n'
     finally:
         vm.zfs('destroy', zvol, check=False)
+
+
+def test_a_local_user_holding_a_volumes_mount_is_named_and_nothing_of_it_is_destroyed(vm, volume):
+    """A local user's unshare -Urm copies the volume's mount into a namespace of its own, which keeps the dataset
+    busy until it ends (not even root can unmount a locked copy), and zfs destroy -r destroyed the snapshots before
+    failing on the dataset. The delete is refused before anything of the volume is destroyed, naming the holder,
+    and the volume stays mounted; once the holder is gone the same delete goes through."""
+    vm.zfs('snapshot', volume + '@kept')
+    vm.sh('setsid runuser -u nobody -- unshare -Urm sleep 600 </dev/null >/dev/null 2>&1 &')
+
+    def holders():
+        listed = 'for p in $(pgrep -u nobody -x sleep); do grep -qF " - zfs %s " /proc/$p/mountinfo && echo $p; done'
+        return vm.sh(listed % volume, check=False).stdout.split()
+
+    try:
+        holder = wait_until(
+            holders,
+            timeout=30,
+            why="nobody's namespace does not hold %s" % volume,
+            pause=1,
+        )[0]
+        refused = as_csi(vm, '%s destroy -r %s' % (WRAPPER, volume))
+        assert refused.returncode == 1, refused
+        assert 'process(es) %s still mounts it' % holder in refused.stderr, refused.stderr
+        assert 'nothing of it was destroyed' in refused.stderr, refused.stderr
+        assert vm.zfs('list', '-H', '-t', 'snapshot', '-o', 'name', volume).stdout == volume + '@kept\n'
+        assert vm.zfs('get', '-H', '-o', 'value', 'mounted', volume).stdout == 'yes\n'
+    finally:
+        vm.sh('pkill -u nobody -x sleep', check=False)
+    wait_until(lambda: vm.sh('pgrep -u nobody -x sleep', check=False).returncode != 0, timeout=30, why='sleep lives')
+    destroyed = as_csi(vm, '%s destroy -r %s' % (WRAPPER, volume))
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert vm.zfs('list', volume, check=False).returncode != 0
+
+
+def test_a_workload_cannot_grow_its_csi_volume_past_twice_its_capacity_around_snapshots(vm, volume):
+    """refquota, which democratic-csi sets to the capacity, leaves snapshots out. Root gives the volume a quota of
+    twice that (storage_host_volume_quota_percent) when the driver sets its refquota, which the service user cannot
+    change; a workload's third round of 6 MiB into an 8 MiB volume around snapshots then fails."""
+    sized = as_csi(vm, '%s set refquota=8M %s' % (WRAPPER, volume))
+    assert sized.returncode == 0, sized.stderr
+    assert vm.zfs('get', '-Hp', '-o', 'value,source', 'quota', volume).stdout == '%d\tlocal\n' % (16 << 20)
+    raised = as_csi(vm, '/usr/sbin/zfs set quota=1G %s || exit 1' % volume)
+    assert raised.returncode != 0 and 'permission denied' in raised.stderr, raised.stderr
+    rewrite = 'rm -f /{v}/data && dd if=/dev/urandom of=/{v}/data bs=1M count=6 status=none && sync'.format(v=volume)
+    rounds = [vm.sh(rewrite + ' && zfs snapshot %s@autosnap_%d' % (volume, n), check=False) for n in (1, 2, 3)]
+    assert [r.returncode for r in rounds] == [0, 0, 1], rounds
+    assert 'Disk quota exceeded' in rounds[2].stderr, rounds[2]
 
 
 VICTIM = 'tank/t-lp-victim'

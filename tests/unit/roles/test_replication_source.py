@@ -33,6 +33,7 @@ for my $call (@{ decode_json(do { local $/; <STDIN> }) }) {
         : $function eq 'name' ? do { my @n = name($args[0]); @n ? \@n : undef }
         : $function eq 'options' ? [options($args[0], $args[1])]
         : $function eq 'read_parents' ? [read_parents($args[0])]
+        : $function eq 'read_send_max' ? read_send_max($args[0])
         : plan($args[0], $args[1]);
     };
     push @out, defined $result || !$@ ? {ok => $result} : {refused => (ref $@ ? $@->{refused} : "$@")};
@@ -120,7 +121,15 @@ def test_the_argv_is_the_command_split_without_a_shell():
         ('zfs send -I tank/other@a tank/nomad/csi/v1@b', 'outside the replicated parents'),
         ('zfs list', 'needs datasets'),
         ('zfs list -r tank', 'outside the replicated parents'),
-        ('zfs get all tank', 'outside the replicated parents'),
+        ('zfs get guid tank', 'outside the replicated parents'),
+        # A property whose name puts `zfs send` on the command line: sanoid deferred pruning while it ran unread.
+        ('zfs get all tank/nomad/csi/v1', 'zfs get takes only'),
+        ('zfs get -r zfssend:x tank/nomad/csi/v1', 'zfs get takes only'),
+        ('zfs get -o value,zfsrecv guid tank/nomad/csi/v1', 'zfs get -o takes only'),
+        ('zfs list -r -o name,zfsreceive:x tank/nomad/csi', 'zfs list -o takes only'),
+        ('zfs list -r -s zfssend:x tank/nomad/csi', 'zfs list -s takes only'),
+        ('zfs list -r -t zfssend tank/nomad/csi', 'zfs list -t takes only'),
+        ('zfs list -d zfssend tank/nomad/csi', 'is not a depth'),
         ('zfs bookmark tank/nomad/csi/v1@s tank/other#b', 'outside the replicated parents'),
         ('zfs hold keep tank/nomad/csi/v1@s', 'only zfs list, get, send and bookmark'),
         ('zfs release keep tank/nomad/csi/v1@s', 'only zfs list, get, send and bookmark'),
@@ -141,6 +150,16 @@ def test_everything_else_is_refused_with_the_reason(command, why):
 @pytest.mark.parametrize('text', ['', 'parent=\n', 'parent=tank/../x\n', 'parent=tank/a b\n', 'parent=tank@s\n'])
 def test_a_missing_or_bad_parent_line_names_the_role(text):
     [result] = perl(['read_parents', text])
+    assert 'zfs_replication role' in result['refused'], result
+
+
+def test_a_sends_life_is_the_conf_line_and_nothing_else():
+    text = 'parent=tank/nomad/csi\nsend_max_seconds=%s\n'
+    assert perl(['read_send_max', text % '3600'], ['read_send_max', text % '1']) == [{'ok': '3600'}, {'ok': '1'}]
+    for bad in ('0', '-1', '1.5', '', '36OO', '1e3', '9999999999', '3600\nsend_max_seconds=1'):
+        [result] = perl(['read_send_max', text % bad])
+        assert 'send_max_seconds' in result['refused'] and 'zfs_replication role' in result['refused'], (bad, result)
+    [result] = perl(['read_send_max', 'parent=tank/nomad/csi\n'])
     assert 'zfs_replication role' in result['refused'], result
 
 

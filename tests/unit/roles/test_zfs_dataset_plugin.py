@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 
@@ -657,3 +658,100 @@ def test_a_trailing_newline_or_a_foreign_digit_is_refused_before_zfs_runs(env):
     with pytest.raises(plugin.PluginError):
         run(zfs, **env)
     assert zfs.processes == 0
+
+
+QUOTA_CONF = CONF + 'volume_quota_percent=200\n'
+
+
+def test_a_volumes_quota_counts_its_snapshots_and_follows_its_capacity(said):
+    """refquota leaves snapshots out: a workload that rewrote its data around the scheduled snapshots made an 8 MiB
+    volume hold 22 MiB on the VM. The quota (here twice the capacity) counts them."""
+    zfs = MemoryZfs('tank/nomad/volumes')
+    plugin.run('create', request_env(), QUOTA_CONF, zfs)
+    assert [c for c in zfs.commands[0] if 'quota=' in c] == ['quota=%d' % (2 << 30), 'refquota=%d' % (1 << 30)]
+    del zfs.commands[:]
+    plugin.run('create', request_env(), QUOTA_CONF, zfs)
+    assert zfs.commands == []
+    plugin.run('create', request_env(DHV_CAPACITY_MAX_BYTES=str(2 << 30)), QUOTA_CONF, zfs)
+    assert zfs.commands == [['set', 'quota=%d' % (4 << 30), 'refquota=%d' % (2 << 30), DATASET]]
+    assert said == []
+
+
+def test_a_quota_below_what_the_volume_uses_is_not_set_and_the_plugin_says_so(said):
+    """zfs refuses a quota below the space used, and Nomad's create at the next agent start would then fail: the
+    quota stays as it is until snapshots are pruned, and the node's log says why."""
+    zfs = MemoryZfs('tank/nomad/volumes')
+    plugin.run('create', request_env(), CONF, zfs)
+    zfs.datasets[DATASET]['used'] = str(3 << 30)
+    del zfs.commands[:]
+    assert plugin.run('create', request_env(), QUOTA_CONF, zfs)['bytes'] == 1 << 30
+    assert zfs.commands == []
+    assert len(said) == 1 and 'more than its quota of %d bytes' % (2 << 30) in said[0][1], said
+    zfs.datasets[DATASET]['used'] = str(1 << 30)
+    plugin.run('create', request_env(), QUOTA_CONF, zfs)
+    assert zfs.commands == [['set', 'quota=%d' % (2 << 30), DATASET]]
+
+
+def test_an_adopted_replica_gets_the_quota_unless_it_uses_more(said):
+    zfs = with_replica()
+    adopt(zfs, conf=ADOPT_CONF + 'volume_quota_percent=150\n')
+    assert ['set', plugin.MARK + '=' + VOLUME_ID, 'quota=%d' % (3 << 29), 'refquota=%d' % (1 << 30), DATASET] in (
+        zfs.commands
+    )
+    zfs = with_replica(used=str(2 << 30))
+    adopt(zfs, conf=ADOPT_CONF + 'volume_quota_percent=150\n')
+    assert ['set', plugin.MARK + '=' + VOLUME_ID, 'refquota=%d' % (1 << 30), DATASET] in zfs.commands
+
+
+@pytest.mark.parametrize('value', ['99', '0', '', 'x', '2OO', '200 ', '1000000'])
+def test_a_bad_volume_quota_percent_names_the_role(value):
+    with pytest.raises(plugin.PluginError, match='volume_quota_percent=.*host_volume_plugin role'):
+        plugin.run('create', request_env(), CONF + 'volume_quota_percent=%s\n' % value, MemoryZfs('tank/nomad/volumes'))
+
+
+def owning(calls):
+    """An own() that records what the plugin asks of the volume's root directory."""
+    return lambda path, ownership: calls.append((path, ownership))
+
+
+def test_the_volumes_root_gets_the_configured_owner_and_mode_unless_the_volume_gives_its_own():
+    """A tenant's task runs as an unprivileged user: without capabilities (the clients' allow_caps) it writes into
+    its volume only where the root directory lets it."""
+    calls, zfs = [], MemoryZfs('tank/nomad/volumes')
+    conf = CONF + 'volume_mode=0770\nvolume_uid=1000\nvolume_gid=1000\n'
+    plugin.run('create', request_env(), conf, zfs, own=owning(calls))
+    assert calls == [('/' + DATASET, {'mode': '0770', 'uid': '1000', 'gid': '1000'})]
+    plugin.run('create', request_env(DHV_PARAMETERS='{"uid": "65534", "mode": "755"}'), conf, zfs, own=owning(calls))
+    assert calls[1] == ('/' + DATASET, {'mode': '755', 'uid': '65534', 'gid': '1000'})
+    plugin.run('create', request_env(), CONF, zfs, own=owning(calls))
+    assert len(calls) == 2, 'no mode or owner asked for: the directory is left as it is'
+
+
+@pytest.mark.parametrize(
+    'parameters, conf, message',
+    [
+        ('{"mode": "0778"}', CONF, 'parameter mode=.*octal mode'),
+        ('{"mode": "u+w"}', CONF, 'parameter mode=.*octal mode'),
+        ('{"uid": "-1"}', CONF, 'parameter uid=.*numeric user ID'),
+        ('{"gid": "root"}', CONF, 'parameter gid=.*numeric group ID'),
+        ('{"uid": "4294967296"}', CONF, 'parameter uid='),
+        ('{}', CONF + 'volume_mode=777 \n', 'volume_mode=.*host_volume_plugin role'),
+    ],
+)
+def test_a_bad_mode_or_owner_is_refused_before_zfs_runs(parameters, conf, message):
+    calls, zfs = [], MemoryZfs('tank/nomad/volumes')
+    with pytest.raises(plugin.PluginError, match=message):
+        plugin.run('create', request_env(DHV_PARAMETERS=parameters), conf, zfs, own=owning(calls))
+    assert zfs.commands == [] and calls == []
+
+
+def test_own_root_dir_changes_only_what_differs_and_follows_no_link(tmp_path):
+    root = tmp_path / 'volume'
+    root.mkdir(mode=0o755)
+    me = os.getuid(), os.getgid()
+    plugin.own_root_dir(str(root), {'mode': '0770', 'uid': str(me[0]), 'gid': str(me[1])})
+    assert stat.S_IMODE(root.stat().st_mode) == 0o770
+    (tmp_path / 'link').symlink_to(root)
+    with pytest.raises(OSError):
+        plugin.own_root_dir(str(tmp_path / 'link'), {'mode': '0777'})
+    assert stat.S_IMODE(root.stat().st_mode) == 0o770

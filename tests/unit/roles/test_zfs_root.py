@@ -306,3 +306,67 @@ def test_the_start_records_of_real_streams(kind, refusal):
     else:
         with pytest.raises(helper.Refused, match=refusal):
             receive_plan(PARENT + '/v', CAPTURED[kind])
+
+
+BOUND_CONF = dict(CONF, volume_quota_percent=200)
+
+
+def sizes(refquota, quota='0', used=str(1 << 20), kind='filesystem'):
+    return {
+        PARENT + '/v': {
+            'type': (kind, '-'),
+            'refquota': (refquota, 'local'),
+            'quota': (quota, 'local' if quota != '0' else 'default'),
+            'used': (used, '-'),
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    'found, conf, commands',
+    [
+        (sizes(str(1 << 30)), BOUND_CONF, [[helper.ZFS, 'set', 'quota=%d' % (2 << 30), PARENT + '/v']]),
+        (sizes(str(1 << 30), quota=str(2 << 30)), BOUND_CONF, []),  # set already
+        (sizes('0'), BOUND_CONF, []),  # no refquota: nothing to count from
+        (sizes(str(1 << 30)), CONF, []),  # the role set no percent
+        (sizes(str(1 << 30), kind='volume'), BOUND_CONF, []),  # a zvol has no quota
+        ({}, BOUND_CONF, []),  # gone
+        (sizes(str(1 << 30), used=str(3 << 30)), BOUND_CONF, []),  # never below what it uses
+    ],
+)
+def test_root_bounds_a_volume_with_its_snapshots_from_its_refquota(found, conf, commands):
+    """refquota leaves snapshots out; the quota counts them. The user holds no quota delegation: root sets it, from
+    the refquota it reads, never below what the volume uses (democratic-csi's create or expand would fail)."""
+    assert helper.plan('bound', PARENT + '/v', conf, lambda names: found) == commands
+
+
+def test_the_guard_bounds_the_volumes_that_exist_of_the_users_with_a_percent():
+    """Volumes made before the role set the percent get their quota at the next boot or run of the role: each volume
+    of such a user's parent, one zfs get for all, and none of a user without the percent."""
+    iscsi = helper.read_conf('parent=tank/nomad/iscsi\nsnapshots_parent=tank/nomad/iscsi-snapshots\n', 'x.conf')
+    listing = '\n'.join(
+        ['tank/nomad/csi\ton', 'tank/nomad/csi/v\ton', 'tank/nomad/csi/v/x\tnoauto', 'tank/nomad/csi-snapshots/v\ton']
+        + ['tank/nomad/iscsi/w\ton']
+    )
+    asked = []
+
+    def read(names):
+        asked.append(names)
+        return sizes(str(1 << 30))
+
+    assert helper.plan_bounds([BOUND_CONF, iscsi], listing, read) == [
+        [helper.ZFS, 'set', 'quota=%d' % (2 << 30), PARENT + '/v']
+    ]
+    assert asked == [[PARENT + '/v']]
+
+
+@pytest.mark.parametrize('dataset', [PARENT, PARENT + '/v/x', 'tank/other/v', PARENT + '-snapshots/v'])
+def test_root_bounds_volumes_of_the_parent_only(dataset):
+    with pytest.raises(helper.Refused, match='exactly one level below'):
+        helper.plan('bound', dataset, BOUND_CONF, lambda names: {})
+
+
+@pytest.mark.parametrize('value', ['99', '0', 'x', '2e2', ''])
+def test_a_bad_volume_quota_percent_names_the_role(value):
+    with pytest.raises(helper.Refused, match='volume_quota_percent.*storage_host role'):
+        helper.read_conf('parent=tank/nomad/csi\nvolume_quota_percent=%s\n' % value, 'csi.conf')

@@ -22,7 +22,14 @@ def test_the_plugin_is_root_owned_and_executable(zfsvm):
     plugin = zfsvm.file(PLUGIN)
     assert plugin.user == 'root' and plugin.mode == 0o755
     conf = zfsvm.file(PLUGIN + '.conf')
-    assert conf.user == 'root' and conf.mode == 0o644 and conf.content_string == 'parent=tank/nomad/volumes\n'
+    assert conf.user == 'root' and conf.mode == 0o644
+    # inventories/local's host_volume_clients variables.
+    assert conf.content_string.splitlines() == [
+        'parent=tank/nomad/volumes',
+        'volume_quota_percent=200',
+        'volume_uid=65534',
+        'volume_gid=65534',
+    ]
     assert not zfsvm.file('/etc/nomad-zfs-csi/host-volume.conf').exists, 'where release 0.1.0 kept it'
 
 

@@ -225,7 +225,11 @@ def test_wrapper_is_root_owned(host):
 def test_wrapper_reads_the_parent_from_the_service_users_root_owned_file(host, csi):
     conf = host.file('/etc/nomad-zfs-csi/storage/csi.conf')
     assert conf.user == 'root' and conf.mode == 0o644
-    assert conf.content_string == 'parent=%s\nsnapshots_parent=%s\nroot_helper=%s\n' % (PARENT, SNAPSHOTS, ROOT_HELPER)
+    assert conf.content_string == 'parent=%s\nsnapshots_parent=%s\nroot_helper=%s\nvolume_quota_percent=200\n' % (
+        PARENT,
+        SNAPSHOTS,
+        ROOT_HELPER,
+    )
     assert csi.run('test -w /etc/nomad-zfs-csi/storage/csi.conf || test -w /etc/nomad-zfs-csi/storage').rc != 0
     assert not host.file('/etc/nomad-zfs-csi/zfs-wrapper.conf').exists
 

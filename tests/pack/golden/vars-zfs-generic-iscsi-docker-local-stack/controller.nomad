@@ -62,6 +62,11 @@ zfs:
   detachedSnapshotsDatasetParentName: "tank/nomad/iscsi-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
+# A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
+node:
+  format:
+    ext4:
+      customOptions: ["-E", "root_owner=65534:65534"]
 iscsi:
   shareStrategy: targetCli
   shareStrategyTargetCli:

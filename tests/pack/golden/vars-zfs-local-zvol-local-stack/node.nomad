@@ -50,6 +50,11 @@ zfs:
   datasetEnableQuotas: true
   datasetEnableReservation: false
   datasetPermissionsMode: "0777"
+# A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
+node:
+  format:
+    ext4:
+      customOptions: ["-E", "root_owner=65534:65534"]
 EOH
       }
 
