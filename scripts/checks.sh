@@ -10,20 +10,29 @@ cd "$(dirname "$0")/.." || exit
 # Both VMs (the first one Molecule reuses too) with one vCPU each: two cores, two vCPUs.
 export ZFSVM_SMP=1
 
+# Each lane's output is also kept, so that the end of the log (often all a CI report shows) names what failed.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
 # The VM lanes are the longer ones, and their first site.yml runs while sanity and lint take both cores (once a
 # plugin was not healthy within 300 s then): the host lane runs niced.
-(renice -n 10 -p "$BASHPID" >/dev/null; make --no-print-directory unit sanity lint changelog pack rules integration-host 2>&1 | sed -u 's/^/[host] /') &
+(renice -n 10 -p "$BASHPID" >/dev/null; make --no-print-directory unit sanity lint changelog pack rules integration-host 2>&1 | sed -u 's/^/[host] /' | tee "$logs/host") &
 host=$!
-(make --no-print-directory integration-vm-b 2>&1 | sed -u 's/^/[vm-b] /') &
+(make --no-print-directory integration-vm-b 2>&1 | sed -u 's/^/[vm-b] /' | tee "$logs/vm-b") &
 vm_b=$!
-make --no-print-directory integration-vm-a molecule
-vm_rc=$?
+make --no-print-directory integration-vm-a molecule 2>&1 | tee "$logs/vm-a"
+vm_rc=${PIPESTATUS[0]}
 wait "$vm_b"
 vm_b_rc=$?
 wait "$host"
 host_rc=$?
 
-[ "$host_rc" = 0 ] || echo "checks: the host lane failed (rc=$host_rc): its [host] lines above say where" >&2
-[ "$vm_b_rc" = 0 ] || echo "checks: the second VM's lane failed (rc=$vm_b_rc): its [vm-b] lines above say where" >&2
-[ "$vm_rc" = 0 ] || echo "checks: the VM lane failed (rc=$vm_rc)" >&2
+# pytest's short summary (FAILED and ERROR lines, the count), and make's and Molecule's own errors.
+summary() {
+  grep -E '(^|\] )(FAILED|ERROR) |[0-9]+ (passed|failed|errors?)\b.* in [0-9.]+s|\*\*\* \[|CRITICAL|fatal: \[' "$logs/$1" |
+    tail -n 40 | cut -c1-400 >&2
+}
+[ "$host_rc" = 0 ] || { summary host; echo "checks: the host lane failed (rc=$host_rc): its [host] lines above say where" >&2; }
+[ "$vm_b_rc" = 0 ] || { summary vm-b; echo "checks: the second VM's lane failed (rc=$vm_b_rc): its [vm-b] lines above say where" >&2; }
+[ "$vm_rc" = 0 ] || { summary vm-a; echo "checks: the VM lane failed (rc=$vm_rc)" >&2; }
 [ "$host_rc" = 0 ] && [ "$vm_b_rc" = 0 ] && [ "$vm_rc" = 0 ]
