@@ -70,6 +70,12 @@ variable "zfs_sudo_path" {
   default     = ""
 }
 
+variable "node_mount_flags" {
+  description = "Mount options the node plugin adds to every volume's staging mount (node.mount.mount_flags), which each task's bind mount of it inherits; one option per item. The default keeps a setuid file or a device node that a task writes onto its volume from giving anything to whoever runs or opens it later on the client; [] adds none."
+  type        = list(string)
+  default     = ["nosuid", "nodev"]
+}
+
 variable "dataset_permissions_mode" {
   description = "Mode democratic-csi sets on each new volume's root directory (zfs.datasetPermissionsMode), e.g. 0777 so tasks running as any user can write; empty leaves it as created."
   type        = string
@@ -212,6 +218,12 @@ variable "node_pool" {
   description = "Node pool of the jobs."
   type        = string
   default     = "default"
+}
+
+variable "controller_node_pool" {
+  description = "Node pool of the controller job (zfs-generic-* drivers), which holds the storage host's SSH key; empty means node_pool. Give it a pool where tenants' jobs never run: root on a client reads the secrets of every task there."
+  type        = string
+  default     = ""
 }
 
 variable "controller_count" {

@@ -105,6 +105,22 @@ def test_missing_required_variables(tools, tmp_path, missing, message):
 @pytest.mark.parametrize(
     'override, message',
     [
+        ('node_mount_flags=["nosuid,dev"]', 'variable node_mount_flags has "nosuid,dev"; give one mount option per item'),
+        ('node_mount_flags=["-o suid"]', 'variable node_mount_flags has "-o suid"'),
+        ('filesystem_root_owner=nobody', 'variable filesystem_root_owner takes numeric UID:GID'),
+    ],
+    ids=['two-in-one', 'not-an-option', 'root-owner-by-name'],
+)
+def test_a_bad_node_variable_names_itself(tools, tmp_path, override, message):
+    """A bad value stops the render with the variable's name and the fix; no job is written."""
+    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'), '--var', override)
+    assert proc.returncode != 0 and not (tmp_path / 'zfs_csi').exists()
+    assert message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    'override, message',
+    [
         ('nfs_clients=[]', 'variable nfs_clients is required for driver zfs-generic-nfs'),
         ('nfs_clients=["10.0.0.0/8 *(rw)"]', 'variable nfs_clients has "10.0.0.0/8 *(rw)"'),
         ('nfs_share_options=rw,no_root_squash', 'variable nfs_share_options must not hold rw or ro'),
@@ -120,21 +136,25 @@ def test_nfs_is_never_exported_to_everyone(tools, tmp_path, override, message):
 
 
 def test_secret_stays_in_the_nomad_variable(tools, agent, tmp_path):
-    """The SSH key is read by the job's template at run time; job text and the stored job never hold it."""
+    """The SSH key is read by the controller's template at run time; job text and the stored job never hold it,
+    and the node job, which runs on every client, reads no key at all."""
     secret = 'SENTINEL-PRIVATE-KEY-%d' % os.getpid()
     varfile = PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'
-    for job in ('zfs-controller', 'zfs-node'):
-        put = tool(
-            [tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/' + job, 'ssh_private_key=' + secret], env=agent.env
-        )
-        assert put.returncode == 0, put.stderr
-    assert render(tools, tmp_path, '-f', str(varfile)).returncode == 0
+    put = tool(
+        [tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/zfs-controller', 'ssh_private_key=' + secret],
+        env=agent.env,
+    )
+    assert put.returncode == 0, put.stderr
+    assert render(tools, tmp_path, '-f', str(varfile), '--var', 'controller_node_pool=admin').returncode == 0
     for f in rendered(tmp_path):
         assert secret not in f.read_text()
-    # Each job reads its own variable, which its workload identity may read when ACLs are on.
-    for job in ('controller', 'node'):
-        text = (tmp_path / 'zfs_csi' / (job + '.nomad')).read_text()
-        assert '{{ with nomadVar "nomad/jobs/zfs-%s" }}' % job in text
+    # The controller reads its own variable, which its workload identity may read when ACLs are on.
+    controller = (tmp_path / 'zfs_csi' / 'controller.nomad').read_text()
+    node = (tmp_path / 'zfs_csi' / 'node.nomad').read_text()
+    assert '{{ with nomadVar "nomad/jobs/zfs-controller" }}' in controller and 'sshConnection' in controller
+    assert 'nomadVar' not in node and 'sshConnection' not in node
+    # The key's holder runs in a pool of its own; the node plugin stays on every client of node_pool.
+    assert 'node_pool   = "admin"' in controller and 'node_pool   = "default"' in node
     run = tool([tools['nomad-pack'], 'run', '--detach', str(PACK), '-f', str(varfile)], env=agent.env)
     assert run.returncode == 0, run.stdout + run.stderr
     stored = json.dumps(agent.get('/v1/job/zfs-controller'))

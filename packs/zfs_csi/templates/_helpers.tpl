@@ -36,6 +36,11 @@
 [[- fail "variable nfs_share_options must not hold rw or ro (OpenZFS gives a bare one to every host); list the clients in nfs_clients" -]]
 [[- end -]]
 [[- end -]]
+[[- range var "node_mount_flags" . -]]
+[[- if not (regexMatch "^[a-z][a-z0-9_.=-]*$" .) -]]
+[[- fail (printf "variable node_mount_flags has %q; give one mount option per item, such as nosuid or nodev" .) -]]
+[[- end -]]
+[[- end -]]
 [[- if and (var "filesystem_root_owner" .) (not (regexMatch "^[0-9]{1,10}:[0-9]{1,10}$" (var "filesystem_root_owner" .))) -]]
 [[- fail "variable filesystem_root_owner takes numeric UID:GID, such as 65534:65534" -]]
 [[- end -]]
@@ -51,21 +56,23 @@
 [[- coalesce (var "job_name_prefix" .) (var "plugin_id" .) -]]
 [[- end -]]
 
+[[- /* Where a job runs; .pool is its node pool. */ -]]
 [[- define "placement" -]]
-[[- if var "region" . ]]
-  region      = [[ var "region" . | quote ]]
+[[- $ctx := .ctx -]]
+[[- if var "region" $ctx ]]
+  region      = [[ var "region" $ctx | quote ]]
 [[- end ]]
-[[- if var "namespace" . ]]
-  namespace   = [[ var "namespace" . | quote ]]
+[[- if var "namespace" $ctx ]]
+  namespace   = [[ var "namespace" $ctx | quote ]]
 [[- end ]]
-  datacenters = [[ var "datacenters" . | toStringList ]]
-  node_pool   = [[ var "node_pool" . | quote ]]
+  datacenters = [[ var "datacenters" $ctx | toStringList ]]
+  node_pool   = [[ .pool | quote ]]
 
   constraint {
     attribute = "${attr.kernel.name}"
     value     = "linux"
   }
-[[- if eq (var "task_driver" .) "docker" ]]
+[[- if eq (var "task_driver" $ctx) "docker" ]]
 
   constraint {
     attribute = "${attr.driver.docker.privileged.enabled}"
@@ -92,7 +99,9 @@ _private:
       idHash:
         strategy: [[ var "volume_id_hash" $ctx | quote ]]
 [[- end ]]
-[[- if hasPrefix "zfs-generic-" (var "driver" $ctx) ]]
+[[- /* Only the controller reaches the storage host: a node plugin's config holds no key, so root on a client
+       that runs no controller cannot take it from there. */ -]]
+[[- if and (hasPrefix "zfs-generic-" (var "driver" $ctx)) (ne .mode "node") ]]
 sshConnection:
   host: [[ var "ssh_host" $ctx | quote ]]
   port: [[ var "ssh_port" $ctx ]]
@@ -129,12 +138,21 @@ zfs:
     [[ $k | quote ]]: [[ $v | quote ]]
 [[- end ]]
 [[- end ]]
-[[- if var "filesystem_root_owner" $ctx ]]
-# A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
+[[- $mount_flags := ternary list (var "node_mount_flags" $ctx) (eq .mode "controller") -]]
+[[- if or (var "filesystem_root_owner" $ctx) $mount_flags ]]
 node:
+[[- if $mount_flags ]]
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: [[ join "," $mount_flags | quote ]]
+[[- end ]]
+[[- if var "filesystem_root_owner" $ctx ]]
+  # A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
   format:
     ext4:
       customOptions: ["-E", "root_owner=[[ var "filesystem_root_owner" $ctx ]]"]
+[[- end ]]
 [[- end ]]
 [[- if eq (var "driver" $ctx) "zfs-generic-nfs" ]]
 nfs:
@@ -244,7 +262,7 @@ rw=[[ join ":" $clients ]][[ with var "nfs_share_options" . ]],[[ . ]][[ end ]]
       }
 [[- end ]]
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"

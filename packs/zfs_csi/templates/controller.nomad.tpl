@@ -2,7 +2,7 @@
 [[- if hasPrefix "zfs-generic-" (var "driver" .) -]]
 job "[[ template "prefix" . ]]-controller" {
   type = "service"
-[[ template "placement" . ]]
+[[ template "placement" (dict "ctx" . "pool" (coalesce (var "controller_node_pool" .) (var "node_pool" .))) ]]
 
   group "controller" {
     count = [[ var "controller_count" . ]]

@@ -109,10 +109,11 @@ def driver(stack, vm):
 
 
 def plugin(stack):
-    """The pack's plugin under docker (stack.pack_plugin), the CHAP pair in the controller's variable."""
+    """The pack's plugin under docker (stack.pack_plugin), the key and the CHAP pair in the controller's variable
+    only: the node plugin logs in with the client's iscsid.conf and reaches the storage host by no key."""
     key = open(stack.env['ZFSVM_KEY']).read()
     chap = {'iscsi_chap_userid': 'nomad', 'iscsi_chap_password': SECRET}
-    secrets = {JOBS[0]: dict(chap, ssh_private_key=key), JOBS[1]: {'ssh_private_key': key}}
+    secrets = {JOBS[0]: dict(chap, ssh_private_key=key)}
     return stack.pack_plugin(VARS, PLUGIN, JOBS, secrets=secrets)
 
 

@@ -93,6 +93,13 @@ def test_a_running_workload_holds_the_claim_and_sees_its_file(stack, run_local, 
             assert refused.failed and 'claimed by allocation %s of job workload (running)' % alloc[:8] in refused['msg']
         seen = stack.nomad('alloc', 'exec', alloc, 'cat', '/data/proof.txt')
         assert seen.stdout.strip() == 'written-by-' + alloc  # read back through the task's mount
+        # The pack's node_mount_flags: the staging mount and the task's bind mount of it are nosuid and nodev, so
+        # a setuid file or a device node the task writes there gives nothing to whoever runs it on the client.
+        task_mount = stack.nomad('alloc', 'exec', alloc, 'grep', ' /data ', '/proc/mounts').stdout.splitlines()
+        client_mounts = vm.sh('grep t-vol-w /proc/mounts').stdout.splitlines()
+        assert len(task_mount) == 1 and len(client_mounts) >= 2, (task_mount, client_mounts)
+        for line in task_mount + client_mounts:
+            assert {'nosuid', 'nodev'} <= set(line.split()[3].split(',')), line
     finally:
         stack.nomad('job', 'stop', '-purge', 'workload', check=False)
     # Stopped, its claim is freed within seconds; the delete waits for that instead of failing.

@@ -6,8 +6,8 @@ import subprocess
 
 from conftest import CACHE_BIN, PARENT, REPO
 
-# Each plugin job's own variable, where site.yml stores the SSH key and the printed steps put it again.
-SECRETS = ('nomad/jobs/zfs-controller', 'nomad/jobs/zfs-node')
+# The controller job's own variable, where site.yml stores the SSH key and the printed steps put it again.
+SECRETS = ('nomad/jobs/zfs-controller',)
 STACK_VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-nfs-local-stack.hcl'
 VOLUMES = """volumes = [{
   id           = "t-out-a"
@@ -48,8 +48,8 @@ def test_the_printed_next_steps_create_the_volumes(stack, vm, tmp_path):
     (tmp_path / 'packs').symlink_to(REPO / 'packs')
     (tmp_path / 'stack.hcl').write_text(STACK_VARS.read_text() + VOLUMES)
     steps = printed_steps(stack, tmp_path, ['stack.hcl'])
-    # Two var puts (each job's own variable), plugin status, render, the module.
-    assert [s.split()[0] for s in steps] == ['nomad', 'nomad', 'nomad', 'nomad-pack', 'ansible'], steps
+    # One var put (the controller's own variable: the node job reads no key), plugin status, render, the module.
+    assert [s.split()[0] for s in steps] == ['nomad', 'nomad', 'nomad-pack', 'ansible'], steps
     # The key file the stack's plugin uses already, as ssh-keygen wrote it: site.yml stored it without the
     # final newline, and the plugin's templates render both alike, so the var puts restart nothing.
     (tmp_path / 'id_ed25519').write_text(open(stack.env['ZFSVM_KEY']).read())

@@ -32,10 +32,12 @@ def test_volume_has_the_declared_capabilities(nomad_api):
     assert volume['Capacity'] == 1024**3
 
 
-@pytest.mark.parametrize('job', ['zfs-controller', 'zfs-node'])
-def test_secret_is_the_jobs_own_nomad_variable(nomad_api, job):
-    variable = nomad_api('/v1/var/nomad/jobs/' + job)
+def test_the_key_is_the_controllers_own_nomad_variable_and_the_node_job_has_none(nomad_api):
+    variable = nomad_api('/v1/var/nomad/jobs/zfs-controller')
     assert variable['Items'] == {'ssh_private_key': KEY.read_text().rstrip('\n')}
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        nomad_api('/v1/var/nomad/jobs/zfs-node')
+    assert missing.value.code == 404
 
 
 @pytest.mark.parametrize('job', ['zfs-controller', 'zfs-node'])
@@ -51,8 +53,9 @@ def test_secret_is_absent_from_every_job_version(nomad_api, job):
             for task in group['Tasks']
             for t in task['Templates'] or []
         ]
-        # The job reads the key at run time instead.
-        assert any('nomadVar "nomad/jobs/%s"' % job in t for t in templates)
+        # The controller reads the key at run time instead; the node job reads none.
+        reads = any('nomadVar "nomad/jobs/%s"' % job in t for t in templates)
+        assert reads == (job == 'zfs-controller'), templates
 
 
 def test_democratic_csi_made_the_volume_a_quotad_shared_dataset(zfsvm):

@@ -41,7 +41,7 @@ job "zfs-iscsi-controller" {
         ]
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -62,8 +62,8 @@ zfs:
   detachedSnapshotsDatasetParentName: "tank/nomad/iscsi-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
-# A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
 node:
+  # A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
   format:
     ext4:
       customOptions: ["-E", "root_owner=65534:65534"]

@@ -55,7 +55,7 @@ job "zfs-iscsi-node" {
         CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -63,12 +63,6 @@ job "zfs-iscsi-node" {
         data        = <<EOH
 driver: zfs-generic-iscsi
 instance_id: "5b8e2f0c-93d1-4c1e-a7c4-6e0d2b9f4a17"
-sshConnection:
-  host: "127.0.0.1"
-  port: 22
-  username: "csi-iscsi"
-  privateKey: |
-{{ with nomadVar "nomad/jobs/zfs-iscsi-node" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 zfs:
   cli:
     sudoEnabled: false
@@ -76,8 +70,12 @@ zfs:
   detachedSnapshotsDatasetParentName: "tank/nomad/iscsi-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
-# A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
 node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
+  # A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
   format:
     ext4:
       customOptions: ["-E", "root_owner=65534:65534"]

@@ -55,7 +55,7 @@ job "zfs-node" {
         CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -63,12 +63,6 @@ job "zfs-node" {
         data        = <<EOH
 driver: zfs-generic-iscsi
 instance_id: "0c7f4c55-3b7d-4d67-8d43-5b0f5a0a8e21"
-sshConnection:
-  host: "storage1.example.internal"
-  port: 22
-  username: "csi"
-  privateKey: |
-{{ with nomadVar "nomad/jobs/zfs-node" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 zfs:
   cli:
     sudoEnabled: true
@@ -76,6 +70,11 @@ zfs:
   detachedSnapshotsDatasetParentName: "tank/nomad/zvols-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
+node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
 iscsi:
   shareStrategy: targetCli
   shareStrategyTargetCli:

@@ -45,7 +45,7 @@ job "zfs-docker-node" {
         CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -53,12 +53,6 @@ job "zfs-docker-node" {
         data        = <<EOH
 driver: zfs-generic-nfs
 instance_id: "0d0c4e15-7d3a-4f0e-b1c6-2f5a8e9d7c31"
-sshConnection:
-  host: "127.0.0.1"
-  port: 22
-  username: "csi"
-  privateKey: |
-{{ with nomadVar "nomad/jobs/zfs-docker-node" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 zfs:
   cli:
     sudoEnabled: false
@@ -70,6 +64,11 @@ zfs:
   datasetEnableQuotas: true
   datasetEnableReservation: false
   datasetPermissionsMode: "0777"
+node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
 nfs:
   shareStrategy: setDatasetProperties
   shareStrategySetDatasetProperties:

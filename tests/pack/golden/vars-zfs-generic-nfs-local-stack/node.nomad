@@ -33,7 +33,7 @@ job "zfs-node" {
         CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -41,12 +41,6 @@ job "zfs-node" {
         data        = <<EOH
 driver: zfs-generic-nfs
 instance_id: "5c0ffee0-2b7d-4c1a-9f0e-6e1d2c3b4a59"
-sshConnection:
-  host: "127.0.0.1"
-  port: 22
-  username: "csi"
-  privateKey: |
-{{ with nomadVar "nomad/jobs/zfs-node" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 zfs:
   cli:
     sudoEnabled: false
@@ -58,6 +52,11 @@ zfs:
   datasetEnableQuotas: true
   datasetEnableReservation: false
   datasetPermissionsMode: "0777"
+node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
 nfs:
   shareStrategy: setDatasetProperties
   shareStrategySetDatasetProperties:

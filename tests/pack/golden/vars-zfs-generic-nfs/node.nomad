@@ -45,7 +45,7 @@ job "zfs-node" {
         CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -53,12 +53,6 @@ job "zfs-node" {
         data        = <<EOH
 driver: zfs-generic-nfs
 instance_id: "8f1c2e64-6f0e-4d7c-9a53-0c3f7b1f4a10"
-sshConnection:
-  host: "storage1.example.internal"
-  port: 22
-  username: "csi"
-  privateKey: |
-{{ with nomadVar "nomad/jobs/zfs-node" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 zfs:
   cli:
     sudoEnabled: false
@@ -73,6 +67,11 @@ zfs:
   datasetProperties:
     "atime": "off"
     "compression": "lz4"
+node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
 nfs:
   shareStrategy: setDatasetProperties
   shareStrategySetDatasetProperties:

@@ -34,7 +34,7 @@ job "zfs-local-zvol-node" {
         CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -50,8 +50,12 @@ zfs:
   datasetEnableQuotas: true
   datasetEnableReservation: false
   datasetPermissionsMode: "0777"
-# A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
 node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
+  # A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
   format:
     ext4:
       customOptions: ["-E", "root_owner=65534:65534"]

@@ -57,7 +57,7 @@ job "zfs-node" {
         CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
-      # It holds the controller's SSH private key: readable by the task's user only.
+      # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
       template {
         destination = "${NOMAD_SECRETS_DIR}/driver-config.yaml"
         perms       = "0400"
@@ -72,6 +72,11 @@ zfs:
   detachedSnapshotsDatasetParentName: "tank/nomad/localzvol-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
+node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
 EOH
       }
 
