@@ -105,7 +105,10 @@ def test_missing_required_variables(tools, tmp_path, missing, message):
 @pytest.mark.parametrize(
     'override, message',
     [
-        ('node_mount_flags=["nosuid,dev"]', 'variable node_mount_flags has "nosuid,dev"; give one mount option per item'),
+        (
+            'node_mount_flags=["nosuid,dev"]',
+            'variable node_mount_flags has "nosuid,dev"; give one mount option per item',
+        ),
         ('node_mount_flags=["-o suid"]', 'variable node_mount_flags has "-o suid"'),
         ('filesystem_root_owner=nobody', 'variable filesystem_root_owner takes numeric UID:GID'),
     ],
