@@ -16,6 +16,6 @@ zfs_sudo                       = false
 iscsi_target_portal            = "127.0.0.1:3260"
 image                          = "democraticcsi/democratic-csi:v1.9.4-local"
 controller_count               = 1
-plugin_health_timeout          = "5m"
+plugin_health_timeout          = "10m"
 # Tenants' exec tasks run as nobody with no capabilities (scripts/nomad-dev.sh): the new ext4 root is theirs.
 filesystem_root_owner = "65534:65534"

@@ -20,4 +20,4 @@ image                          = "democraticcsi/democratic-csi:v1.9.4-local"
 # One agent, and controllers go on distinct hosts.
 controller_count = 1
 # democratic-csi starts slowly on the emulated VM (vars-zfs-generic-nfs-local-stack.hcl has the figures).
-plugin_health_timeout = "5m"
+plugin_health_timeout = "10m"

@@ -115,7 +115,7 @@ class Stack(object):
                 assert stored['rc'] == 0, stored
             self.pack_run(varfile, plugin_id)
             healthy = self.module(
-                'nomad_csi_plugin_info', {'plugin_id': plugin_id, 'wait_timeout': 300, 'jobs': list(jobs)}
+                'nomad_csi_plugin_info', {'plugin_id': plugin_id, 'wait_timeout': 600, 'jobs': list(jobs)}
             )
             # The module's message names each unhealthy task and the last error it logged; pytest would cut it.
             assert healthy['rc'] == 0 and healthy['healthy'], healthy.get('msg', healthy)

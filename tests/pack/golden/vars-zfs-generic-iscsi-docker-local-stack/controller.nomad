@@ -103,7 +103,7 @@ EOH
         id             = "zfs-iscsi"
         type           = "controller"
         mount_dir      = "/csi"
-        health_timeout = "5m"
+        health_timeout = "10m"
       }
 
       resources {

@@ -110,7 +110,7 @@ EOH
         id             = "zfs-iscsi"
         type           = "node"
         mount_dir      = "/csi"
-        health_timeout = "5m"
+        health_timeout = "10m"
       }
 
       resources {

@@ -90,7 +90,7 @@ EOH
         id             = "zfs-docker"
         type           = "controller"
         mount_dir      = "/csi"
-        health_timeout = "5m"
+        health_timeout = "10m"
       }
 
       resources {

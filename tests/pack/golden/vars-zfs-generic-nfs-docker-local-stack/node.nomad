@@ -93,7 +93,7 @@ EOH
         id             = "zfs-docker"
         type           = "node"
         mount_dir      = "/csi"
-        health_timeout = "5m"
+        health_timeout = "10m"
       }
 
       resources {
