@@ -5,7 +5,7 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test unit sanity lint changelog pack rules integration integration-host integration-vm integration-vm-a integration-vm-b molecule demo vm-start vm-stop nomad-start nomad-stop bench
+.PHONY: setup test test-extended unit sanity lint changelog pack rules integration integration-host integration-vm integration-vm-a integration-vm-b molecule demo vm-start vm-stop nomad-start nomad-stop bench
 
 setup:
 	bash scripts/setup.sh
@@ -14,6 +14,10 @@ setup:
 ## unit, sanity, lint, changelog, pack, rules and integration-host beside integration-vm and molecule.
 test: setup
 	bash scripts/checks.sh
+
+## The same with the extended tier too (docs/testing.md, Tiers): every test, and both Molecule scenarios.
+test-extended: setup
+	NZC_EXTENDED=1 bash scripts/checks.sh
 
 ## The unit tests twice: under the venv's pytest, and under ansible-test units as a collection user's CI runs them.
 unit:
@@ -59,8 +63,9 @@ integration-host:
 # The VM's tests in two parts of about equal time, each on a VM and a stack of its own, so that make test runs
 # them side by side (scripts/checks.sh): the second part's VM has its own run dir and Nomad port.
 # In the order of a run of all of them: the two nodes' package last.
-VM_B_TESTS := tests/integration/replication tests/integration/stack/test_csi_plugin_recovery.py \
-	tests/integration/stack/test_docker_plugin.py tests/integration/stack/two_nodes
+VM_B_TESTS := tests/integration/replication tests/integration/zfs tests/integration/stack/test_csi_plugin_recovery.py \
+	tests/integration/stack/test_tenant_access.py tests/integration/stack/test_docker_plugin.py \
+	tests/integration/stack/two_nodes
 VM_B_ENV := ZFSVM_RUN_DIR=$${NOMAD_ZFS_CSI_CACHE:-$$HOME/.cache/nomad-zfs-csi}/zfsvm/run-b ZFSVM_NOMAD_PORT=4656
 
 ## Every test on the VM: both parts, one after the other.

@@ -10,6 +10,23 @@ from zfsvm_client import ZFS_WRAPPER, ZFSVM, Vm, ansible_env, run_module_on
 # Whether the teardown under way is the session's last: nothing runs on the VM after it.
 _LAST_TEARDOWN = [False]
 
+# The extended tier (docs/testing.md, Tiers): what `make test` leaves out to stay within CI's time on this host,
+# run with NZC_EXTENDED=1 (make test-extended).
+EXTENDED = os.environ.get('NZC_EXTENDED') == '1'
+
+
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'extended: in the extended tier only (NZC_EXTENDED=1; docs/testing.md)')
+
+
+def pytest_collection_modifyitems(config, items):
+    if EXTENDED:
+        return
+    skip = pytest.mark.skip(reason='extended tier: NZC_EXTENDED=1 (make test-extended) runs it')
+    for item in items:
+        if 'extended' in item.keywords:
+            item.add_marker(skip)
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):

@@ -7,9 +7,13 @@ volume plugin and left out by the pull, so it does not fail them. The node expor
 import json
 import shlex
 
+import pytest
 from test_zfs_metrics import collected, input_series, promtool_test
 
 from conftest import HOST_VOLUMES, PARENT
+
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
 
 USER = 'zfs-replica'
 REPLICAS = 'backup/replica/127.0.0.1/'

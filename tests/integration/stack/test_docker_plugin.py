@@ -14,6 +14,9 @@ from conftest import PARENT, REPO, STACK
 from csi_sanity import CONTROLLER, CONTROLLER_PARTS, PARTS, Sanity, run_suites, storage_state
 from zfsvm_client import STOP_BACKUPS, without_backups
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 PLUGIN = 'zfs-docker'
 JOBS = (PLUGIN + '-controller', PLUGIN + '-node')
 VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-nfs-docker-local-stack.hcl'

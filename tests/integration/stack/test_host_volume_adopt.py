@@ -15,6 +15,9 @@ from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, host_volume_conf
 from test_host_volume_plugin import MARK, props
 from zfsvm_client import changed
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 PLAYBOOK = STACK / 'host_volume_plugin_only.yml'
 REPLICAS = 'tank/it-replicas'
 FROM = '127.0.0.1/' + HOST_VOLUMES  # <host>/<parent>: the zfs_replication role's pull target under REPLICAS

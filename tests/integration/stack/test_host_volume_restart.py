@@ -16,6 +16,9 @@ import pytest
 from test_host_volume_plugin import MARK, dataset, props
 from zfsvm_client import wait_until, without_backups
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 UNIT = 'nzc-nomad-restart'
 DATA_DIR = '/var/lib/nzc-nomad-restart'
 ADDR = 'http://127.0.0.1:5646'

@@ -32,6 +32,9 @@ from iscsi_stack import (
 )
 from zfsvm_client import changed, wait_until
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 VOLUME, NAME = 'Pg-1', 'pg-1'
 IQN = BASENAME + ':' + NAME
 NODE_CHAP = [

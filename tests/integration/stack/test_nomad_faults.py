@@ -7,6 +7,9 @@ import pytest
 
 from nomad_agent import free_port, start_agent
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 
 @pytest.fixture(scope='module')
 def acl_agent():

@@ -4,7 +4,12 @@ volumes of the pack's volumes variable on the stack."""
 import shlex
 import subprocess
 
+import pytest
+
 from conftest import CACHE_BIN, PARENT, REPO
+
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
 
 # The controller job's own variable, where site.yml stores the SSH key and the printed steps put it again.
 SECRETS = ('nomad/jobs/zfs-controller',)

@@ -4,10 +4,14 @@ the stack's Nomad (and the storage host) untouched."""
 import json
 import subprocess
 
+import pytest
 import yaml
 
 from nomad_agent import free_port
 from zfsvm_client import BIN, REPO, ansible_env
+
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
 
 CONTRACT = yaml.safe_load((REPO / 'inventories' / 'local' / 'group_vars' / 'all.yml').read_text())[
     'nomad_zfs_csi_storage'

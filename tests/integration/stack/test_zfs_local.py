@@ -7,6 +7,9 @@ import pytest
 from conftest import LOCAL_PARENTS, REPO, WORKLOAD
 from zfsvm_client import wait_until
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 GIB = 1024**3
 NODE_KEY = 'org.democratic-csi.topology/node'
 # driver: (plugin id, parent, the property that holds the capacity)

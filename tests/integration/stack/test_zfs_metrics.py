@@ -6,9 +6,14 @@ import re
 import shlex
 import subprocess
 
+import pytest
+
 from conftest import HOST_VOLUMES, PARENT, dataset
 from test_host_volume_plugin import props
 from zfsvm_client import CACHE, REPO
+
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
 
 MIB = 1024**2
 RULES = REPO / 'roles' / 'zfs_metrics' / 'files' / 'nomad-zfs-csi.rules.yml'

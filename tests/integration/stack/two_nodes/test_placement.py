@@ -2,8 +2,13 @@
 node's host volume parent, read on the node as the module's example does, and a new volume goes to the node whose
 parent can hold it. One that no node can hold is refused, naming each node's room, and nothing is made."""
 
+import pytest
+
 from conftest import HOST_VOLUMES
 from node_b import HOST_VOLUMES as B_VOLUMES
+
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
 
 MIB = 1 << 20
 

@@ -18,6 +18,9 @@ from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as NODE_B_VOLUMES
 from zfsvm_client import wait_until
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 # The first allocation leaves its ID in the volume; a later one prints what it finds there.
 SCRIPT = 'test -f /data/first || echo "$NOMAD_ALLOC_ID" > /data/first; cat /data/first; sleep 3600'
 
