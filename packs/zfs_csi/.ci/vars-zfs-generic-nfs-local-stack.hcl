@@ -30,5 +30,7 @@ democratic_csi_dir = "/opt/nzc/democratic-csi"
 # scripts/nomad-dev.sh's data_dir: a raw_exec plugin sees host paths.
 stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/node/zfs"
 # democratic-csi starts slowly on the emulated VM when it is busy: 30 s was missed in CI, and 2 m
-# (plugin never healthy in 300 s) while a second VM and the host checks shared the two cores.
-plugin_health_timeout = "5m"
+# (plugin never healthy in 300 s) while a second VM and the host checks shared the two cores; on 2026-12-02 the
+# controller's socket came 4 min 29 s after its start, 1 s before Nomad's 5m restarted it, which left the stack's
+# first volume create without a controller.
+plugin_health_timeout = "10m"

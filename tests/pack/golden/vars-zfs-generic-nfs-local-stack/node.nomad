@@ -81,7 +81,7 @@ EOH
         id                     = "zfs"
         type                   = "node"
         mount_dir              = "/csi"
-        health_timeout         = "5m"
+        health_timeout         = "10m"
         stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/node/zfs"
       }
 

@@ -77,7 +77,7 @@ EOH
         id                     = "zfs-local-zvol"
         type                   = "monolith"
         mount_dir              = "/csi"
-        health_timeout         = "5m"
+        health_timeout         = "10m"
         stage_publish_base_dir = "/var/lib/nzc-nomad/client/csi/monolith/zfs-local-zvol"
       }
 
