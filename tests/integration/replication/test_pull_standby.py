@@ -9,6 +9,9 @@ import pytest
 
 from zfsvm_client import STOP_BACKUPS, changed, pull, wait_until
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 USER = 'zfs-replica'
 REPLICAS = 'standby/replica'
 KEY = '/var/lib/%s/.ssh/id_ed25519' % USER

@@ -5,6 +5,9 @@ import pytest
 
 from zfsvm_client import changed
 
+# The extended tier (docs/testing.md, Tiers): make test leaves it out.
+pytestmark = pytest.mark.extended
+
 POLICY = {'frequently': 0, 'hourly': 2, 'daily': 1, 'monthly': 1}
 CONF = '/etc/sanoid/sanoid.conf'
 
