@@ -52,7 +52,7 @@ rules:
 	$(PROMTOOL) test rules tests/rules/*.test.yml
 
 # The integration tests that need no VM: Nomad agents on this host.
-HOST_ONLY := tests/integration/acl tests/integration/host_volume
+HOST_ONLY := tests/integration/acl tests/integration/host_volume tests/integration/event_source
 
 ## Every integration test, one lane after the other.
 integration: integration-host integration-vm

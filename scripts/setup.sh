@@ -11,7 +11,9 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 
 # gcc and libc6-dev: Nomad is built with cgo, the only way it includes the exec driver.
 # The shellcheck package: ansible-test sanity skips that test without it.
-APT_PACKAGES=(debootstrap qemu-system-x86 qemu-utils e2fsprogs openssh-client git rsync gcc libc6-dev curl shellcheck)
+# A Java runtime: ansible-rulebook runs its rules in Drools.
+APT_PACKAGES=(debootstrap qemu-system-x86 qemu-utils e2fsprogs openssh-client git rsync gcc libc6-dev curl shellcheck
+  openjdk-17-jre-headless)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

@@ -1,6 +1,7 @@
 """A real Nomad agent on this host with ACLs on and bootstrapped, and collection modules run against it
 with the management token or a given one. Used by tests/integration/acl and by the stack's ACL tests."""
 
+import contextlib
 import json
 import subprocess
 import tempfile
@@ -8,6 +9,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from nomad_agent import Tls, start_agent
 from zfsvm_client import BIN, ansible_env, run_local_module, wait_until
 
 PLUGIN_READ = 'plugin {\n  policy = "read"\n}\n'
@@ -93,3 +95,16 @@ class AclAgent(object):
             why=lambda evaluation: 'evaluation %s is still %s' % (eval_id, evaluation['Status']),
             pause=1,
         )
+
+
+@contextlib.contextmanager
+def tls_acl_agent(prefix):
+    """An AclAgent that serves HTTPS only, to clients with a certificate of its CA, and that Tls; gone afterwards."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    (workdir / 'tls').mkdir()
+    tls = Tls(workdir / 'tls')
+    agent = start_agent(workdir, extra_config='acl {\n  enabled = true\n}\n', tls=tls)
+    try:
+        yield AclAgent(agent), tls
+    finally:
+        agent.destroy()

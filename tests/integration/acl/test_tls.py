@@ -5,13 +5,9 @@ environment, its modules make the namespace, policies and tokens and read the se
 nothing; without the client certificate the role stops at its first call to Nomad, naming the address, and changes
 nothing."""
 
-import tempfile
-from pathlib import Path
-
 import pytest
 
-from acl_agent import AclAgent, access_play
-from nomad_agent import Tls, start_agent
+from acl_agent import access_play, tls_acl_agent
 from zfsvm_client import changed
 
 
@@ -21,14 +17,8 @@ def play(tls, tenant, **role_vars):
 
 @pytest.fixture(scope='module')
 def acl():
-    workdir = Path(tempfile.mkdtemp(prefix='nzc-tls-'))
-    (workdir / 'tls').mkdir()
-    tls = Tls(workdir / 'tls')
-    agent = start_agent(workdir, extra_config='acl {\n  enabled = true\n}\n', tls=tls)
-    try:
-        yield AclAgent(agent), tls
-    finally:
-        agent.destroy()
+    with tls_acl_agent('nzc-tls-') as agent:
+        yield agent
 
 
 def test_the_role_over_mutual_tls_then_nothing_to_do(acl):

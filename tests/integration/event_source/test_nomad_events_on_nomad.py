@@ -1,0 +1,199 @@
+"""The Nomad event source (extensions/eda/plugins/event_source/nomad_events.py) against a real Nomad agent on this host
+that has ACLs on and serves HTTPS only, to clients with a certificate of its CA: its main() as ansible-rulebook calls
+it, and ansible-rulebook itself running it by name from the collection.
+
+Between the source and the agent, a TCP relay that the test cuts and stops stands for the network: the stream drops,
+and Nomad is unreachable for a while, as on a real cluster; Nomad itself is the real one."""
+
+import asyncio
+import contextlib
+import importlib.util
+import logging
+import os
+import subprocess
+import threading
+import uuid
+
+import pytest
+
+from acl_agent import tls_acl_agent
+from nomad_agent import REPO, free_port
+from zfsvm_client import BIN, ansible_env
+
+NODE_READER = 'node {\n  policy = "read"\n}\n'
+# Loaded from its file, as ansible-rulebook loads a source.
+SOURCE = REPO / 'extensions' / 'eda' / 'plugins' / 'event_source' / 'nomad_events.py'
+_spec = importlib.util.spec_from_file_location('nomad_events', SOURCE)
+nomad_events = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(nomad_events)
+
+
+@pytest.fixture(scope='module')
+def acl():
+    with tls_acl_agent('nzc-events-') as agent:
+        yield agent
+
+
+class Relay(object):
+    """Forwards TCP connections from its own port to the agent's; cut() drops them, stop() refuses new ones."""
+
+    def __init__(self, target_port):
+        self.target_port, self.port, self.server, self.writers = target_port, free_port(), None, set()
+
+    async def start(self):
+        self.server = await asyncio.start_server(self._serve, '127.0.0.1', self.port)
+
+    async def stop(self):
+        self.server.close()
+        await self.server.wait_closed()
+        self.cut()
+
+    def cut(self):
+        for writer in list(self.writers):
+            writer.transport.abort()
+
+    async def _serve(self, reader, writer):
+        up_reader, up_writer = await asyncio.open_connection('127.0.0.1', self.target_port)
+        self.writers |= {writer, up_writer}
+
+        async def pipe(src, dst):
+            with contextlib.suppress(OSError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            dst.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        self.writers -= {writer, up_writer}
+
+
+def source_args(acl, tls, port, token):
+    return {
+        'nomad_addr': 'https://127.0.0.1:%d' % port,
+        'nomad_token': token,
+        'ca_cert': str(tls.ca),
+        'client_cert': str(tls.cert),
+        'client_key': str(tls.key),
+        'topics': ['Node'],
+    }
+
+
+async def next_event(queue, kind, timeout=30):
+    """The next event of type kind, whatever came before it."""
+    while True:
+        event = await asyncio.wait_for(queue.get(), timeout)
+        if event['type'] == kind:
+            return event
+
+
+def drain(acl, node, enable):
+    flag = ['-enable', '-deadline', '1h', '-detach'] if enable else ['-disable']
+    acl.agent.nomad('node', 'drain', *flag, '-yes', '-token', acl.management, node)
+
+
+def eligibility(acl, node, eligible):
+    acl.agent.nomad('node', 'eligibility', '-enable' if eligible else '-disable', '-token', acl.management, node)
+
+
+# Eligibility, not a drain: a drain of this node, which runs nothing, ends at once, while eligibility stays as set.
+# Nomad v1.11.3 reports either change as a NodeDrain event.
+def test_an_event_arrives_and_what_happens_while_nomad_is_unreachable_arrives_after_once(acl, caplog):
+    acl, tls = acl
+    token = acl.token_for('nzc-events-node-reader', NODE_READER)
+    [node] = [n['ID'] for n in acl.api('GET', '/v1/nodes')]
+    relay = Relay(int(acl.address.rsplit(':', 1)[1]))
+
+    async def scenario():
+        await relay.start()
+        queue = asyncio.Queue()
+        source = asyncio.create_task(nomad_events.main(queue, source_args(acl, tls, relay.port, token)))
+        try:
+            await asyncio.to_thread(eligibility, acl, node, False)
+            off = await next_event(queue, 'NodeDrain')
+            assert off['key'] == node and off['payload']['Node']['SchedulingEligibility'] == 'ineligible', off
+            # The network drops the stream, and Nomad stays unreachable while the node becomes eligible again.
+            await relay.stop()
+            await asyncio.to_thread(eligibility, acl, node, True)
+            await asyncio.sleep(3)
+            await relay.start()
+            on = await next_event(queue, 'NodeDrain', timeout=60)
+            assert on['key'] == node and on['payload']['Node']['SchedulingEligibility'] == 'eligible', on
+            await asyncio.sleep(2)
+            later = []
+            while not queue.empty():
+                later.append(queue.get_nowait())
+            assert all(e['index'] > on['index'] for e in later), later
+            assert not source.done()
+        finally:
+            source.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await source
+            await relay.stop()
+
+    with caplog.at_level(logging.INFO, logger=nomad_events.__name__):
+        asyncio.run(scenario())
+    said = caplog.text
+    assert 'the event stream dropped after index' in said and 'https://127.0.0.1:%d' % relay.port in said, said
+    assert token not in said
+
+
+@pytest.mark.parametrize('case', ['a token without node read', 'a token Nomad does not know', 'no CA'])
+def test_a_refused_token_or_certificate_stops_the_source_naming_the_option_and_never_the_token(acl, case, caplog):
+    acl, tls = acl
+    if case == 'a token without node read':
+        token = acl.token_for('nzc-events-job-reader', 'namespace "default" {\n  policy = "read"\n}\n')
+    else:
+        token = str(uuid.uuid4())
+    args = source_args(acl, tls, int(acl.address.rsplit(':', 1)[1]), token)
+    if case == 'no CA':
+        del args['ca_cert']
+
+    async def scenario():
+        return await asyncio.wait_for(nomad_events.main(asyncio.Queue(), args), 60)
+
+    with caplog.at_level(logging.DEBUG), pytest.raises(nomad_events.NomadRefused) as refused:
+        asyncio.run(scenario())
+    said = str(refused.value)
+    assert acl.address in said, said
+    expected = {
+        'a token without node read': ['nomad_token', 'node read', 'no heartbeat'],
+        'a token Nomad does not know': ['nomad_token', 'node read', '403'],
+        'no CA': ['ca_cert', 'certificate verify failed'],
+    }[case]
+    assert all(part in said for part in expected), said
+    assert token not in said and token not in caplog.text
+
+
+def test_ansible_rulebook_runs_the_source_by_name_and_acts_on_a_drain(acl, tmp_path):
+    acl, tls = acl
+    token = acl.token_for('nzc-events-rulebook', NODE_READER)
+    [node] = [n['ID'] for n in acl.api('GET', '/v1/nodes')]
+    (tmp_path / 'inventory.yml').write_text('all:\n  hosts:\n    localhost:\n      ansible_connection: local\n')
+    (tmp_path / 'rulebook.yml').write_text(
+        '- name: Drains\n  hosts: all\n  sources:\n    - nomad_zfs.csi.nomad_events:\n        topics: [Node]\n'
+        '  rules:\n    - name: A drain starts\n'
+        '      condition: event.type == "NodeDrain" and event.payload.Node.DrainStrategy != null\n'
+        '      action:\n        debug:\n          msg: "drain starts on {{ event.key }}"\n'
+    )
+    env = dict(ansible_env(NOMAD_ADDR=acl.address, NOMAD_TOKEN=token), **acl.agent.tls_env)
+    env['PATH'] = '%s:%s' % (BIN, os.environ['PATH'])  # ansible-rulebook asks ansible-galaxy where collections are
+    argv = [str(BIN / 'ansible-rulebook'), '-r', 'rulebook.yml', '-i', 'inventory.yml', '-v']
+    with subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as rb:
+        timer = threading.Timer(120, rb.terminate)  # a rulebook that never fires ends the wait with its output
+        timer.start()
+        try:
+            drain(acl, node, True)
+            out = []
+            for line in rb.stdout:
+                out.append(line)
+                if 'drain starts on %s' % node in line:
+                    break
+            assert 'drain starts on %s' % node in ''.join(out), ''.join(out)[-3000:]
+        finally:
+            timer.cancel()
+            rb.terminate()
+            rest = rb.communicate(timeout=30)[0]
+            drain(acl, node, False)
+    assert token not in ''.join(out) + rest

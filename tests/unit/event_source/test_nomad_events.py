@@ -1,0 +1,88 @@
+"""The Nomad event source's pure parts: its options, the stream's query, which frames' events go on the queue, and
+what a refusal says. tests/integration/event_source/test_nomad_events_on_nomad.py drives main() against a real Nomad."""
+
+import json
+
+import pytest
+import yaml
+
+from ansible_collections.nomad_zfs.csi.extensions.eda.plugins.event_source import nomad_events
+from ansible_collections.nomad_zfs.csi.plugins.doc_fragments.nomad import ModuleDocFragment
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+
+FRAMES = [
+    json.loads(line) for line in (FIXTURES / 'nomad_event_stream_node_drain_1.11.3.ndjson').read_text().splitlines()
+]
+
+
+def test_the_options_fall_back_to_nomads_own_environment_variables():
+    environ = {'NOMAD_ADDR': 'https://n:4646', 'NOMAD_TOKEN': 's3cret', 'NOMAD_CACERT': '/ca.pem', 'NOMAD_REGION': 'eu'}
+    conf = nomad_events.settings({}, environ)
+    assert (conf['addr'], conf['token'], conf['ca_cert'], conf['region']) == (
+        'https://n:4646',
+        's3cret',
+        '/ca.pem',
+        'eu',
+    )
+    assert (conf['topics'], conf['namespace'], conf['index'], conf['idle_timeout']) == (['Node'], '*', 0, 45)
+    # A task's workload identity socket comes before the agent's address.
+    assert (
+        nomad_events.settings({}, dict(environ, NOMAD_UNIX_ADDR='unix:///s/api.sock'))['addr'] == 'unix:///s/api.sock'
+    )
+    assert nomad_events.settings({'nomad_addr': 'http://a:1'}, environ)['addr'] == 'http://a:1'
+
+
+@pytest.mark.parametrize(
+    'args, named',
+    [
+        ({'nomad_addr': 'nomad:4646'}, 'nomad_addr'),
+        ({'topics': 'Node'}, 'topics'),
+        ({'topics': ['Node', '']}, 'topics'),
+        ({'index': -1}, 'index'),
+        ({'index': 'latest'}, 'index'),
+    ],
+)
+def test_a_bad_option_is_named_with_its_fix(args, named):
+    with pytest.raises(ValueError, match='^%s' % named):
+        nomad_events.settings(args, {})
+
+
+def test_the_query_names_each_topic_and_resumes_only_from_a_known_index():
+    conf = nomad_events.settings({'topics': ['Node', 'Job:web'], 'namespace': 'demo'}, {})
+    assert nomad_events.stream_query(conf, 0) == [('topic', 'Node'), ('topic', 'Job:web'), ('namespace', 'demo')]
+    conf = nomad_events.settings({'region': 'eu'}, {})
+    assert nomad_events.stream_query(conf, 13) == [
+        ('topic', 'Node'),
+        ('namespace', '*'),
+        ('region', 'eu'),
+        ('index', '13'),
+    ]
+
+
+def test_each_event_of_a_captured_drain_goes_on_the_queue_once_and_a_heartbeat_adds_none():
+    assert FRAMES[0] == {}  # Nomad's first line: the heartbeat of an accepted stream
+    events = [event for frame in FRAMES for event in nomad_events.events_after(frame, 0)]
+    assert [(e['index'], e['type']) for e in events] == [
+        (8, 'NodeRegistration'), (9, 'NodeStreamEvent'), (10, 'NodeRegistration'),
+        (11, 'NodeDrain'), (12, 'NodeDrain'), (13, 'NodeDrain'),
+    ]  # fmt: skip
+    drain = events[3]
+    assert drain['topic'] == 'Node' and drain['key'] == drain['payload']['Node']['ID']
+    assert drain['payload']['Node']['DrainStrategy']['Deadline'] == 60 * 10**9
+    # After a reconnect from index 12, Nomad may send 11 and 12 again: only what comes after the last goes on.
+    assert [e['index'] for f in FRAMES for e in nomad_events.events_after(f, 12)] == [13]
+
+
+def test_a_refusal_names_the_token_and_its_capabilities_and_never_the_token():
+    said = nomad_events.refusal(403, 'Forbidden', 'https://n:4646')
+    assert 'nomad_token' in said and 'node read' in said and 'read-job' in said and 'https://n:4646' in said
+    said = nomad_events.refusal(400, 'Bad Request', 'http://n:4646')
+    assert 'topics' in said and 'nomad_token' not in said
+
+
+def test_the_tls_options_are_documented_as_the_modules_fragment_documents_them():
+    # An event source cannot use a doc fragment: this keeps the two texts one.
+    source = yaml.safe_load(nomad_events.DOCUMENTATION)['options']
+    modules = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)['options']
+    for name in ('validate_certs', 'ca_cert', 'client_cert', 'client_key'):
+        assert source[name] == modules[name], name
