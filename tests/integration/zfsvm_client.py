@@ -134,9 +134,28 @@ def printed_result(host, stdout):
     return json.JSONDecoder().raw_decode(stdout, marks[-1].end())[0]
 
 
+def failed_tasks(stdout):
+    """Each task (or loop item) that failed in a playbook's output and was not ignored, as `TASK [name] [host]: msg`:
+    the start of an assertion's message, the part that CI's summary line shows."""
+    said, task, lines = [], '', stdout.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith('TASK ['):
+            task = line.split(']', 1)[0] + ']'
+        elif line.startswith(('fatal: [', 'failed: [')) and not lines[i + 1 : i + 2] == ['...ignoring']:
+            host = line.split(' => ', 1)[0].split(' ', 1)[1].replace(': FAILED!', '')  # [host], or with (item=...)
+            msg = re.search(r'"msg": "((?:[^"\\]|\\.)*)"', line)
+            said.append('%s %s: %s' % (task, host, (msg.group(1) if msg else line)[:400]))
+    return '; '.join(said)
+
+
+def playbook_said(run):
+    """A failed run, for an assertion's message: its failed tasks, then the end of its output."""
+    return '%s\n%s%s' % (failed_tasks(run.stdout), run.stdout[-5000:], run.stderr[-2000:])
+
+
 def changed(run):
     """changed= for each host of an ansible-playbook run's recap; the run must have passed."""
-    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+    assert run.returncode == 0, playbook_said(run)
     return {host: int(n) for host, n in re.findall(r'^(\S+)\s+: ok=\d+\s+changed=(\d+)', run.stdout, re.M)}
 
 

@@ -8,7 +8,7 @@ import contextlib
 import pytest
 
 from conftest import STACK
-from zfsvm_client import changed, wait_until
+from zfsvm_client import changed, playbook_said, wait_until
 
 UNIT = 'nzc-nomad-b'
 NAME = 'nzc-b'
@@ -152,7 +152,7 @@ def node_b(stack, before_plugin=None, pool_size='512M', **role_vars):
         if before_plugin:
             before_plugin()
         ran = plugin_role(stack, host_volume_plugin_create_parent=True, **role_vars)
-        assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
+        assert changed(ran)['zfsvm'] > 0, playbook_said(ran)
         yield node
     finally:
         stop(vm)

@@ -8,7 +8,7 @@ import contextlib
 from conftest import HOST_VOLUMES, PARENT, STACK
 from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import node_b
-from zfsvm_client import STOP_BACKUPS, changed
+from zfsvm_client import STOP_BACKUPS, changed, playbook_said
 
 BACKUPS = STACK / 'zfs_replication_only.yml'
 PLUGIN = STACK / 'host_volume_plugin_only.yml'
@@ -41,7 +41,7 @@ def replicating_nodes(stack, pool_size='512M'):
         vm.zfs('create', B_VOLUMES.rsplit('/', 1)[0])  # nodeb/nomad: the role makes the parent below it
         vm.zfs('create', B_VOLUMES)
         ran = stack.playbook(BACKUPS, extra=backups)
-        assert ran.returncode == 0, ran.stdout[-3000:]
+        assert ran.returncode == 0, playbook_said(ran)
         vm.sh(STOP_BACKUPS)
 
     with node_b(
@@ -49,13 +49,13 @@ def replicating_nodes(stack, pool_size='512M'):
     ) as b_node:
         try:
             ran = stack.playbook(PLUGIN, extra=dict(token, host_volume_plugin_replica_parent=A_REPLICAS))
-            assert changed(ran)['zfsvm'] > 0, ran.stdout[-3000:]
+            assert changed(ran)['zfsvm'] > 0, playbook_said(ran)
             yield a_node, b_node
         finally:
             # Nothing to put back on a VM that is thrown away next.
             if not vm.ending():
                 vm.zfs('destroy', '-r', A_REPLICAS, check=False)
                 restored = stack.playbook(BACKUPS)
-                assert restored.returncode == 0, restored.stdout[-3000:]
+                assert restored.returncode == 0, playbook_said(restored)
                 ran = stack.playbook(PLUGIN, extra=token)
-                assert ran.returncode == 0, ran.stdout[-3000:]
+                assert ran.returncode == 0, playbook_said(ran)
