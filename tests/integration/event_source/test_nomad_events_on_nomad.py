@@ -21,6 +21,12 @@ from nomad_agent import REPO, free_port
 from zfsvm_client import BIN, ansible_env
 
 NODE_READER = 'node {\n  policy = "read"\n}\n'
+LOCK = 'nzc-follow/lock'
+# What a follow controller's token holds: node read, and the lock.
+LOCK_HOLDER = NODE_READER + (
+    'namespace "default" {\n  variables {\n    path "nzc-follow/*" {\n'
+    '      capabilities = ["write", "read"]\n    }\n  }\n}\n'
+)
 # Loaded from its file, as ansible-rulebook loads a source.
 SOURCE = REPO / 'extensions' / 'eda' / 'plugins' / 'event_source' / 'nomad_events.py'
 _spec = importlib.util.spec_from_file_location('nomad_events', SOURCE)
@@ -137,16 +143,91 @@ def test_an_event_arrives_and_what_happens_while_nomad_is_unreachable_arrives_af
     assert token not in said
 
 
-@pytest.mark.parametrize('case', ['a token without node read', 'a token Nomad does not know', 'no CA'])
+def test_of_two_instances_one_hands_events_on_and_the_other_only_once_the_first_stopped_or_was_cut_off(acl, caplog):
+    acl, tls = acl
+    token = acl.token_for('nzc-events-lock-holder', LOCK_HOLDER)
+    [node] = [n['ID'] for n in acl.api('GET', '/v1/nodes')]
+    relay = Relay(int(acl.address.rsplit(':', 1)[1]))
+    ttl = 10
+
+    async def drained(queue):
+        """The node's eligibility events this queue got, each queue read to its end."""
+        await asyncio.sleep(2)
+        got = []
+        while not queue.empty():
+            got.append(queue.get_nowait())
+        return [e for e in got if e['type'] == 'NodeDrain']
+
+    async def scenario():
+        await relay.start()
+        # First holds the lock, through the relay; second waits, connected straight.
+        first_q, second_q = asyncio.Queue(), asyncio.Queue()
+        first_args = dict(source_args(acl, tls, relay.port, token), lock=LOCK, lock_ttl=ttl)
+        second_args = dict(first_args, nomad_addr=acl.address)
+        first = asyncio.create_task(nomad_events.main(first_q, first_args))
+        await asyncio.sleep(3)
+        second = asyncio.create_task(nomad_events.main(second_q, second_args))
+        try:
+            await asyncio.sleep(3)
+            await asyncio.to_thread(eligibility, acl, node, False)
+            assert await drained(first_q) and not await drained(second_q)
+            # A stopped holder lets the lock go: the other takes it within a third of the TTL.
+            first.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await first
+            await asyncio.sleep(ttl / 3 + 2)
+            await asyncio.to_thread(eligibility, acl, node, True)
+            assert await drained(second_q)
+            # The holder cut off from Nomad stops handing events on after a TTL without a renewal; the other
+            # instance takes the lock only after that TTL and Nomad's lock delay.
+            second.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await second
+            first_q, second_q = asyncio.Queue(), asyncio.Queue()
+            first = asyncio.create_task(nomad_events.main(first_q, first_args))
+            await asyncio.sleep(3)
+            second = asyncio.create_task(nomad_events.main(second_q, second_args))
+            await asyncio.sleep(3)
+            loop = asyncio.get_running_loop()
+            cut = loop.time()
+            await relay.stop()
+            with pytest.raises(nomad_events.LockLost):
+                await asyncio.wait_for(first, ttl + 10)
+            lost = loop.time() - cut
+            while True:
+                await asyncio.to_thread(eligibility, acl, node, False)
+                if await drained(second_q):
+                    break
+                assert loop.time() - cut < 3 * ttl + 10, 'the second instance never took the lock'
+            taken = loop.time() - cut
+            assert lost <= ttl + ttl / 3 + 2 < taken, (lost, taken)
+            await asyncio.to_thread(eligibility, acl, node, True)
+        finally:
+            for task in (first, second):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, nomad_events.LockLost):
+                    await task
+            await relay.stop()
+
+    with caplog.at_level(logging.INFO, logger=nomad_events.__name__):
+        asyncio.run(scenario())
+    assert 'Waiting for the lock %s' % LOCK in caplog.text and token not in caplog.text
+
+
+@pytest.mark.parametrize('case', ['a token without node read', 'a token Nomad does not know', 'no CA', 'no lock right'])
 def test_a_refused_token_or_certificate_stops_the_source_naming_the_option_and_never_the_token(acl, case, caplog):
     acl, tls = acl
     if case == 'a token without node read':
         token = acl.token_for('nzc-events-job-reader', 'namespace "default" {\n  policy = "read"\n}\n')
+    elif case == 'no lock right':
+        token = acl.token_for('nzc-events-no-lock', NODE_READER)  # a token's secret comes only when it is made
     else:
         token = str(uuid.uuid4())
     args = source_args(acl, tls, int(acl.address.rsplit(':', 1)[1]), token)
     if case == 'no CA':
         del args['ca_cert']
+    if case == 'no lock right':
+        args['lock'] = LOCK
 
     async def scenario():
         return await asyncio.wait_for(nomad_events.main(asyncio.Queue(), args), 60)
@@ -159,6 +240,7 @@ def test_a_refused_token_or_certificate_stops_the_source_naming_the_option_and_n
         'a token without node read': ['nomad_token', 'node read', 'no heartbeat'],
         'a token Nomad does not know': ['nomad_token', 'node read', '403'],
         'no CA': ['ca_cert', 'certificate verify failed'],
+        'no lock right': ['nomad_token', 'write', LOCK, '403'],
     }[case]
     assert all(part in said for part in expected), said
     assert token not in said and token not in caplog.text

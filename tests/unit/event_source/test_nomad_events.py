@@ -40,6 +40,8 @@ def test_the_options_fall_back_to_nomads_own_environment_variables():
         ({'topics': ['Node', '']}, 'topics'),
         ({'index': -1}, 'index'),
         ({'index': 'latest'}, 'index'),
+        ({'lock': 'nzc/lock', 'lock_ttl': 5}, 'lock_ttl'),
+        ({'lock': 'nzc/lock', 'lock_ttl': '15s'}, 'lock_ttl'),
     ],
 )
 def test_a_bad_option_is_named_with_its_fix(args, named):

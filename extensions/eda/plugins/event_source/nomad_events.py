@@ -2,6 +2,7 @@
 after the last one seen, so that no event is handed on twice and none that Nomad still buffers is missed."""
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -72,6 +73,26 @@ options:
   client_key:
     description: Key of O(client_cert). Falls back to E(NOMAD_CLIENT_KEY).
     type: path
+  lock:
+    description:
+      - The path of a Nomad variable whose lock this source takes before it streams, and holds while it does, so
+        that of several instances one hands events on, and the others wait for the lock (Nomad's C(lock-acquire)).
+      - When it cannot renew the lock within O(lock_ttl), it stops with an error, so that its rulebook ends and
+        hands nothing more on; it lets the lock go when ansible-rulebook stops it.
+      - The token needs C(write) on this path in O(lock_namespace) (its policy's C(variables) block).
+      - Unset, no lock is taken.
+    type: str
+  lock_namespace:
+    description: The namespace of O(lock)'s variable.
+    type: str
+    default: default
+  lock_ttl:
+    description:
+      - Seconds that the lock outlives its holder's last renewal; the holder renews it three times as often. After
+        a holder is lost, another instance takes the lock once this has passed twice (its TTL, then as much
+        again, Nomad's lock delay).
+    type: int
+    default: 15
   idle_timeout:
     description:
       - Seconds without a byte from Nomad, whose heartbeats come every 30 seconds, after which the connection counts
@@ -106,6 +127,10 @@ class NomadRefused(Exception):
     """Nomad answered that no retry can change; the message names the option to fix."""
 
 
+class LockLost(Exception):
+    """The lock was not renewed within its TTL: another instance may hold it now."""
+
+
 def settings(args: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
     """The options with their defaults and environment fallbacks; raises ValueError naming a bad one."""
     addr = args.get('nomad_addr') or environ.get('NOMAD_UNIX_ADDR') or environ.get('NOMAD_ADDR') or DEFAULT_ADDR
@@ -117,7 +142,13 @@ def settings(args: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
     index = args.get('index', 0)
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError('index %r: give a whole number, 0 for the oldest event Nomad buffers' % (index,))
+    lock_ttl = args.get('lock_ttl', 15)
+    if not isinstance(lock_ttl, int) or isinstance(lock_ttl, bool) or not 10 <= lock_ttl <= 86400:
+        raise ValueError('lock_ttl %r: give whole seconds from 10 to 86400, as Nomad takes' % (lock_ttl,))
     return {
+        'lock': args.get('lock') or '',
+        'lock_namespace': args.get('lock_namespace') or 'default',
+        'lock_ttl': lock_ttl,
         'addr': addr,
         'token': args.get('nomad_token') or environ.get('NOMAD_TOKEN') or '',
         'topics': list(topics),
@@ -229,30 +260,106 @@ async def frames(session: aiohttp.ClientSession, base: str, conf: dict[str, Any]
                 yield json.loads(line)
 
 
-async def main(queue: asyncio.Queue[Any], args: dict[str, Any]) -> None:
+async def follow(queue: asyncio.Queue[Any], session: aiohttp.ClientSession, base: str, conf: dict[str, Any]) -> None:
     """Stream until cancelled or refused; every drop is logged by its cause, never with the token."""
-    conf = settings(args, dict(os.environ))
     last, pause = max(conf['index'] - 1, 0), 1
+    while True:
+        try:
+            async for frame in frames(session, base, conf, last + 1 if last else 0):
+                pause = 1
+                for event in events_after(frame, last):
+                    await queue.put(event)
+                last = max(last, frame.get('Index') or 0)
+            LOGGER.warning('Nomad at %s ended the event stream after index %d', conf['addr'], last)
+        except aiohttp.ClientConnectorCertificateError as e:
+            raise NomadRefused(
+                'Nomad at %s: its certificate was not verified (%s): give ca_cert (or NOMAD_CACERT) the CA that '
+                'signed it' % (conf['addr'], e.certificate_error)
+            ) from None
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
+            LOGGER.warning(
+                'Nomad at %s: the event stream dropped after index %d (%s: %s)',
+                conf['addr'], last, type(e).__name__, e,
+            )  # fmt: skip
+        LOGGER.info('Connecting to Nomad at %s again in %d s', conf['addr'], pause)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, MAX_PAUSE)
+
+
+async def lock_call(session: aiohttp.ClientSession, base: str, conf: dict[str, Any], op: str, lock: dict) -> tuple:
+    """One lock operation on the lock's variable: Nomad's status and answer."""
+    url = '%s/v1/var/%s' % (base, conf['lock'])
+    body = {'Namespace': conf['lock_namespace'], 'Path': conf['lock'], 'Lock': lock}
+    params = {op: '', 'namespace': conf['lock_namespace']}
+    async with session.put(url, params=params, json=body, timeout=aiohttp.ClientTimeout(total=10)) as resp:
+        if resp.status in (401, 403):
+            raise NomadRefused(
+                'Nomad at %s refused the lock %s (%d %s): give nomad_token (or NOMAD_TOKEN) write on that variable '
+                'path in namespace %s' % (conf['addr'], conf['lock'], resp.status, resp.reason, conf['lock_namespace'])
+            )
+        return resp.status, await resp.json(content_type=None) if resp.status == 200 else None
+
+
+async def acquire(session: aiohttp.ClientSession, base: str, conf: dict[str, Any]) -> str:
+    """The lock's ID, once this instance holds it; while another does, it waits."""
+    ttl = '%ds' % conf['lock_ttl']
+    waiting = False
+    while True:
+        try:
+            status, held = await lock_call(session, base, conf, 'lock-acquire', {'TTL': ttl, 'LockDelay': ttl})
+            if status == 200:
+                LOGGER.info('Holding the lock %s at Nomad %s', conf['lock'], conf['addr'])
+                return held['Lock']['ID']
+            if status == 400:
+                raise NomadRefused('lock %r: Nomad refused it as a variable path (400)' % conf['lock'])
+            if status != 409:
+                LOGGER.warning('Nomad at %s answered %d to taking the lock %s', conf['addr'], status, conf['lock'])
+            elif not waiting:
+                LOGGER.info('Waiting for the lock %s: another instance holds it', conf['lock'])
+                waiting = True
+        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            LOGGER.warning('Nomad at %s: taking the lock failed (%s: %s)', conf['addr'], type(e).__name__, e)
+        await asyncio.sleep(conf['lock_ttl'] / 3)
+
+
+async def keep(session: aiohttp.ClientSession, base: str, conf: dict[str, Any], lock_id: str) -> None:
+    """Renew the lock three times a TTL; raise LockLost once Nomad refuses it or a TTL passed without a renewal."""
+    renewed = asyncio.get_running_loop().time()
+    while True:
+        await asyncio.sleep(conf['lock_ttl'] / 3)
+        try:
+            status = (await lock_call(session, base, conf, 'lock-renew', {'ID': lock_id}))[0]
+            if status != 200:
+                raise LockLost('Nomad at %s answered %d to renewing the lock %s' % (conf['addr'], status, conf['lock']))
+            renewed = asyncio.get_running_loop().time()
+        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            LOGGER.warning('Nomad at %s: renewing the lock failed (%s: %s)', conf['addr'], type(e).__name__, e)
+            if asyncio.get_running_loop().time() - renewed >= conf['lock_ttl']:
+                raise LockLost(
+                    'the lock %s was not renewed for %d s: another instance may hold it'
+                    % (conf['lock'], conf['lock_ttl'])
+                ) from None
+
+
+async def main(queue: asyncio.Queue[Any], args: dict[str, Any]) -> None:
+    """Stream, holding the lock first where one is named, until cancelled, refused or the lock is lost."""
+    conf = settings(args, dict(os.environ))
     session, base = session_for(conf)
     async with session:
-        while True:
-            try:
-                async for frame in frames(session, base, conf, last + 1 if last else 0):
-                    pause = 1
-                    for event in events_after(frame, last):
-                        await queue.put(event)
-                    last = max(last, frame.get('Index') or 0)
-                LOGGER.warning('Nomad at %s ended the event stream after index %d', conf['addr'], last)
-            except aiohttp.ClientConnectorCertificateError as e:
-                raise NomadRefused(
-                    'Nomad at %s: its certificate was not verified (%s): give ca_cert (or NOMAD_CACERT) the CA that '
-                    'signed it' % (conf['addr'], e.certificate_error)
-                ) from None
-            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
-                LOGGER.warning(
-                    'Nomad at %s: the event stream dropped after index %d (%s: %s)',
-                    conf['addr'], last, type(e).__name__, e,
-                )  # fmt: skip
-            LOGGER.info('Connecting to Nomad at %s again in %d s', conf['addr'], pause)
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, MAX_PAUSE)
+        if not conf['lock']:
+            return await follow(queue, session, base, conf)
+        lock_id = await acquire(session, base, conf)
+        tasks = [
+            asyncio.create_task(follow(queue, session, base, conf)),
+            asyncio.create_task(keep(session, base, conf, lock_id)),
+        ]
+        try:
+            done = (await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED))[0]
+            for task in done:
+                task.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await lock_call(session, base, conf, 'lock-release', {'ID': lock_id})
