@@ -30,6 +30,8 @@ def test_the_options_fall_back_to_nomads_own_environment_variables():
         nomad_events.settings({}, dict(environ, NOMAD_UNIX_ADDR='unix:///s/api.sock'))['addr'] == 'unix:///s/api.sock'
     )
     assert nomad_events.settings({'nomad_addr': 'http://a:1'}, environ)['addr'] == 'http://a:1'
+    # A token read from a file keeps its line break: it is not part of the token.
+    assert nomad_events.settings({'nomad_token': 's3cret\n'}, {})['token'] == 's3cret'
 
 
 @pytest.mark.parametrize(
@@ -40,6 +42,11 @@ def test_the_options_fall_back_to_nomads_own_environment_variables():
         ({'topics': ['Node', '']}, 'topics'),
         ({'index': -1}, 'index'),
         ({'index': 'latest'}, 'index'),
+        ({'nomad_addr': 'http://'}, 'nomad_addr'),
+        ({'nomad_token': 'a\nb'}, 'nomad_token'),
+        ({'topics': ['Nodes']}, 'topics'),
+        ({'idle_timeout': 30}, 'idle_timeout'),
+        ({'idle_timeout': 'x'}, 'idle_timeout'),
         ({'lock': 'nzc/lock', 'lock_ttl': 5}, 'lock_ttl'),
         ({'lock': 'nzc/lock', 'lock_ttl': '15s'}, 'lock_ttl'),
     ],
@@ -75,10 +82,14 @@ def test_each_event_of_a_captured_drain_goes_on_the_queue_once_and_a_heartbeat_a
     assert [e['index'] for f in FRAMES for e in nomad_events.events_after(f, 12)] == [13]
 
 
-def test_a_refusal_names_the_token_and_its_capabilities_and_never_the_token():
-    said = nomad_events.refusal(403, 'Forbidden', 'https://n:4646')
-    assert 'nomad_token' in said and 'node read' in said and 'read-job' in said and 'https://n:4646' in said
-    said = nomad_events.refusal(400, 'Bad Request', 'http://n:4646')
+def test_a_refusal_names_the_token_and_what_each_topic_needs():
+    conf = nomad_events.settings({'nomad_addr': 'https://n:4646', 'topics': ['Node', 'Job:web', 'HostVolume']}, {})
+    said = nomad_events.refusal('403 Forbidden', conf)
+    assert 'https://n:4646' in said and '403 Forbidden' in said and 'nomad_token' in said
+    assert 'host-volume-read in the namespaces streamed; node read; read-job in the namespaces streamed' in said
+    conf = nomad_events.settings({'topics': ['NodePool']}, {})
+    assert 'a management token' in nomad_events.refusal('403 Forbidden', conf)
+    said = nomad_events.refusal('400 Bad Request', conf, token=False)
     assert 'topics' in said and 'nomad_token' not in said
 
 

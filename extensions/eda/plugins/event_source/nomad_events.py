@@ -23,9 +23,9 @@ description:
     of events; what fell out of it during a long gap is gone, so rules should act on the state they read, not
     only on the event.
   - Stops, with an error that names the option to fix, when Nomad's certificate is not verified, or when Nomad
-    refuses the request (400) or the token. Nomad
-    answers a token that lacks a capability with C(200) and silence, where an accepted stream starts with a
-    heartbeat at once; so a stream without one within 10 seconds counts as refused.
+    refuses the request (400) or the token. Nomad answers a token that lacks a capability with C(200) and silence,
+    where an accepted stream starts with a heartbeat at once; a token Nomad does not know is then refused by name,
+    and three silent streams in a row count as refused (an unknown O(region) is answered alike).
   - The token is sent only as the C(X-Nomad-Token) header; it is never logged and never part of an error.
 options:
   nomad_addr:
@@ -37,13 +37,16 @@ options:
     default: http://127.0.0.1:4646
   nomad_token:
     description:
-      - ACL token. Its policy needs C(node) C(read) for the C(Node) topic and C(read-job) in the namespaces
-        streamed for the others.
+      - ACL token. Its policy needs C(node) C(read) for the C(Node) topic; C(read-job) in the namespaces streamed
+        for C(Job), C(Allocation), C(Deployment), C(Evaluation), C(Service) and C(CSIPlugin); C(csi-read-volume)
+        for C(CSIVolume); C(host-volume-read) for C(HostVolume); C(operator) C(read) for C(Operator); the others
+        need a management token.
       - Falls back to E(NOMAD_TOKEN). Give it there rather than in the rulebook, which ansible-rulebook may print.
     type: str
   topics:
     description:
-      - The topics to stream, each C(Topic) or C(Topic:Key) such as C(Node), C(Job:web) or C(Allocation).
+      - The topics to stream, each C(Topic) or C(Topic:Key) such as C(Node), C(Job:web) or C(Allocation), from
+        Nomad v1.11's topics.
     type: list
     elements: str
     default: [Node]
@@ -77,9 +80,14 @@ options:
     description:
       - The path of a Nomad variable whose lock this source takes before it streams, and holds while it does, so
         that of several instances one hands events on, and the others wait for the lock (Nomad's C(lock-acquire)).
-      - When it cannot renew the lock within O(lock_ttl), it stops with an error, so that its rulebook ends and
-        hands nothing more on; it lets the lock go when ansible-rulebook stops it.
-      - The token needs C(write) on this path in O(lock_namespace) (its policy's C(variables) block).
+      - When it cannot renew the lock within O(lock_ttl), it hands nothing more on and stops with an error, so that
+        its rulebook ends; it lets the lock go when ansible-rulebook stops it.
+      - Beside it, in C(<lock>/cursor), its holders keep the index they handed on last, which they write at each
+        renewal and when they let go; the next holder goes on from there. Nomad empties a variable whose lock it
+        gives, so the cursor has a variable of its own. After a holder was cut off, the events it handed on after
+        its last write, at most O(lock_ttl) / 3 seconds of them, come again.
+      - The token needs C(write) on this path and C(<lock>/*) in O(lock_namespace) (its policy's C(variables)
+        block).
       - Unset, no lock is taken.
     type: str
   lock_namespace:
@@ -88,15 +96,16 @@ options:
     default: default
   lock_ttl:
     description:
-      - Seconds that the lock outlives its holder's last renewal; the holder renews it three times as often. After
-        a holder is lost, another instance takes the lock once this has passed twice (its TTL, then as much
-        again, Nomad's lock delay).
+      - Seconds for which a renewal holds the lock; the holder renews it three times as often, and hands nothing
+        on once this passed since its last renewal was sent. Nomad keeps a lost holder's lock twice as long, then
+        as long again (its lock delay), so another instance takes it only three times this after the last
+        renewal.
     type: int
     default: 15
   idle_timeout:
     description:
       - Seconds without a byte from Nomad, whose heartbeats come every 30 seconds, after which the connection counts
-        as dropped and is made again.
+        as dropped and is made again; from 31 to 3600.
     type: int
     default: 45
 """
@@ -120,7 +129,26 @@ LOGGER = logging.getLogger(__name__)
 DEFAULT_ADDR = 'http://127.0.0.1:4646'
 MAX_PAUSE = 30
 # Nomad writes a heartbeat ({}) as soon as it accepts a stream, then every 30 s (nomad/stream/ndjson.go).
-FIRST_LINE = 10
+FIRST_LINE, HEARTBEAT = 10, 30
+# Nomad answers a refused stream with 200 and silence, and some of its own errors (an unknown region) alike: this
+# many silent streams in a row, with a token Nomad takes, count as refused.
+SILENT_STREAMS = 3
+# Job and allocation events carry whole jobs: a line may be far longer than aiohttp's default limit.
+LINE_LIMIT = 64 * 1024 * 1024
+# What a token needs for each topic (nomad/event_endpoint.go, validateNsOp, v1.11.3); the others need management.
+NEEDS = {
+    'Node': 'node read',
+    'Job': 'read-job in the namespaces streamed',
+    'Allocation': 'read-job in the namespaces streamed',
+    'Deployment': 'read-job in the namespaces streamed',
+    'Evaluation': 'read-job in the namespaces streamed',
+    'Service': 'read-job in the namespaces streamed',
+    'CSIPlugin': 'read-job in the namespaces streamed',
+    'CSIVolume': 'csi-read-volume in the namespaces streamed',
+    'HostVolume': 'host-volume-read in the namespaces streamed',
+    'Operator': 'operator read',
+}
+TOPICS = set(NEEDS) | {'NodePool', 'ACLPolicy', 'ACLToken', 'ACLRole', 'ACLAuthMethod', 'ACLBindingRule', '*'}
 
 
 class NomadRefused(Exception):
@@ -128,29 +156,37 @@ class NomadRefused(Exception):
 
 
 class LockLost(Exception):
-    """The lock was not renewed within its TTL: another instance may hold it now."""
+    """The lock's lease ran out without a renewal: another instance may hold it soon."""
+
+
+def whole(args: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = args.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError('%s %r: give whole seconds from %d to %d' % (name, value, low, high))
+    return value
 
 
 def settings(args: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
     """The options with their defaults and environment fallbacks; raises ValueError naming a bad one."""
     addr = args.get('nomad_addr') or environ.get('NOMAD_UNIX_ADDR') or environ.get('NOMAD_ADDR') or DEFAULT_ADDR
-    if urlsplit(addr).scheme not in ('http', 'https', 'unix'):
-        raise ValueError('nomad_addr %r: give http://, https:// or unix:// and a socket path' % addr)
+    parts = urlsplit(addr)
+    if parts.scheme not in ('http', 'https', 'unix') or not (parts.path if parts.scheme == 'unix' else parts.netloc):
+        raise ValueError('nomad_addr %r: give http:// or https:// and a host, or unix:// and a socket path' % addr)
+    token = (args.get('nomad_token') or environ.get('NOMAD_TOKEN') or '').strip()
+    if any(ord(c) < 32 or ord(c) == 127 for c in token):
+        raise ValueError('nomad_token holds a line break or another control character: give the token alone')
     topics = args.get('topics') or ['Node']
-    if isinstance(topics, str) or not all(isinstance(t, str) and t.strip() for t in topics):
-        raise ValueError('topics: give a list of topics, each Topic or Topic:Key, such as [Node, Allocation]')
+    if isinstance(topics, str) or not all(isinstance(t, str) and t.split(':')[0] in TOPICS for t in topics):
+        raise ValueError(
+            'topics %r: give a list of Nomad topics, each Topic or Topic:Key, from %s'
+            % (topics, ', '.join(sorted(TOPICS)))
+        )
     index = args.get('index', 0)
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError('index %r: give a whole number, 0 for the oldest event Nomad buffers' % (index,))
-    lock_ttl = args.get('lock_ttl', 15)
-    if not isinstance(lock_ttl, int) or isinstance(lock_ttl, bool) or not 10 <= lock_ttl <= 86400:
-        raise ValueError('lock_ttl %r: give whole seconds from 10 to 86400, as Nomad takes' % (lock_ttl,))
     return {
-        'lock': args.get('lock') or '',
-        'lock_namespace': args.get('lock_namespace') or 'default',
-        'lock_ttl': lock_ttl,
         'addr': addr,
-        'token': args.get('nomad_token') or environ.get('NOMAD_TOKEN') or '',
+        'token': token,
         'topics': list(topics),
         'namespace': args.get('namespace') or '*',
         'region': args.get('region') or environ.get('NOMAD_REGION') or '',
@@ -159,7 +195,10 @@ def settings(args: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
         'ca_cert': args.get('ca_cert') or environ.get('NOMAD_CACERT'),
         'client_cert': args.get('client_cert') or environ.get('NOMAD_CLIENT_CERT'),
         'client_key': args.get('client_key') or environ.get('NOMAD_CLIENT_KEY'),
-        'idle_timeout': int(args.get('idle_timeout', 45)),
+        'idle_timeout': whole(args, 'idle_timeout', 45, HEARTBEAT + 1, 3600),
+        'lock': args.get('lock') or '',
+        'lock_namespace': args.get('lock_namespace') or 'default',
+        'lock_ttl': whole(args, 'lock_ttl', 15, 10, 86400),
     }
 
 
@@ -191,19 +230,16 @@ def events_after(frame: dict[str, Any], last: int) -> list[dict[str, Any]]:
     ]
 
 
-def refusal(status: int, reason: str, addr: str) -> str:
-    """What a refused stream says: the status, and the option that fixes it."""
-    if status in (401, 403):
+def refusal(said: str, conf: dict[str, Any], token: bool = True) -> str:
+    """What a refused stream says: what Nomad said, and the option that fixes it."""
+    if token:
+        needs = sorted({NEEDS.get(topic.split(':')[0], 'a management token') for topic in conf['topics']})
         return (
-            'Nomad at %s refused the event stream (%d %s): give nomad_token (or NOMAD_TOKEN) a valid token whose '
-            'policy has node read for the Node topic, and read-job in the namespaces streamed for the others (with '
-            'namespace *, in every namespace)' % (addr, status, reason)
+            'Nomad at %s refused the event stream (%s): give nomad_token (or NOMAD_TOKEN) a valid token whose policy '
+            'holds, for topics %s: %s (with namespace *, in every namespace); or check region'
+            % (conf['addr'], said, ', '.join(conf['topics']), '; '.join(needs))
         )
-    return 'Nomad at %s refused the event stream (%d %s): check topics, namespace, region and index' % (
-        addr,
-        status,
-        reason,
-    )
+    return 'Nomad at %s refused the event stream (%s): check topics, namespace, region and index' % (conf['addr'], said)
 
 
 def tls_context(conf: dict[str, Any]) -> ssl.SSLContext | None:
@@ -230,136 +266,199 @@ def session_for(conf: dict[str, Any]) -> tuple[aiohttp.ClientSession, str]:
     return aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers), conf['addr'].rstrip('/')
 
 
-async def token_refusal(session: aiohttp.ClientSession, base: str, conf: dict[str, Any]) -> NomadRefused | None:
-    """The refusal of the token itself, asked of Nomad, or None where Nomad takes the token (or has no ACLs)."""
-    async with session.get(base + '/v1/acl/token/self', timeout=aiohttp.ClientTimeout(total=10)) as resp:
-        if resp.status in (401, 403):
-            return NomadRefused(refusal(resp.status, resp.reason or '', conf['addr']))
-    return None
+class Lease(object):
+    """Until when this instance may hand events on: a lock's TTL from when its last renewal was sent, which is
+    before Nomad reset its timer. None holds no lock and is never over."""
+
+    def __init__(self, ttl: int | None = None):
+        self.ttl, self.until = ttl, None
+
+    def renewed(self, sent: float) -> None:
+        self.until = sent + self.ttl
+
+    def left(self) -> float:
+        return float('inf') if self.ttl is None else self.until - asyncio.get_running_loop().time()
+
+    def check(self, lock: str) -> None:
+        if self.left() <= 0:
+            raise LockLost('the lock %s was not renewed for %d s: another instance may hold it soon' % (lock, self.ttl))
 
 
-async def frames(session: aiohttp.ClientSession, base: str, conf: dict[str, Any], index: int):
-    """One connection's frames, from index on, until Nomad ends it."""
-    url = base + '/v1/event/stream'
-    async with session.get(url, params=stream_query(conf, index)) as resp:
-        if 400 <= resp.status < 500:
-            raise NomadRefused(refusal(resp.status, resp.reason or '', conf['addr']))
-        resp.raise_for_status()
-        try:
-            # An accepted stream starts with a heartbeat at once; Nomad answers a refusal with silence.
-            first = await asyncio.wait_for(resp.content.readline(), FIRST_LINE)
-        except asyncio.TimeoutError:
-            raise await token_refusal(session, base, conf) or NomadRefused(
-                refusal(403, 'no heartbeat within %d s' % FIRST_LINE, conf['addr'])
-            ) from None
-        if not first.strip():
-            raise await token_refusal(session, base, conf) or aiohttp.ServerDisconnectedError()
-        yield json.loads(first)
-        async for line in resp.content:
-            if line.strip():
-                yield json.loads(line)
+class Stream(object):
+    """One instance's stream: the last index handed on, which survives every reconnect, and the silent streams in a
+    row."""
 
+    def __init__(self, session: aiohttp.ClientSession, base: str, conf: dict[str, Any], lease: Lease):
+        self.session, self.base, self.conf, self.lease = session, base, conf, lease
+        self.last, self.silent = max(conf['index'] - 1, 0), 0
 
-async def follow(queue: asyncio.Queue[Any], session: aiohttp.ClientSession, base: str, conf: dict[str, Any]) -> None:
-    """Stream until cancelled or refused; every drop is logged by its cause, never with the token."""
-    last, pause = max(conf['index'] - 1, 0), 1
-    while True:
-        try:
-            async for frame in frames(session, base, conf, last + 1 if last else 0):
-                pause = 1
-                for event in events_after(frame, last):
-                    await queue.put(event)
-                last = max(last, frame.get('Index') or 0)
-            LOGGER.warning('Nomad at %s ended the event stream after index %d', conf['addr'], last)
-        except aiohttp.ClientConnectorCertificateError as e:
-            raise NomadRefused(
-                'Nomad at %s: its certificate was not verified (%s): give ca_cert (or NOMAD_CACERT) the CA that '
-                'signed it' % (conf['addr'], e.certificate_error)
-            ) from None
-        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
-            LOGGER.warning(
-                'Nomad at %s: the event stream dropped after index %d (%s: %s)',
-                conf['addr'], last, type(e).__name__, e,
-            )  # fmt: skip
-        LOGGER.info('Connecting to Nomad at %s again in %d s', conf['addr'], pause)
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, MAX_PAUSE)
+    async def token_refusal(self) -> NomadRefused | None:
+        """The refusal of the token itself, asked of Nomad; None where Nomad takes it (or has no ACLs)."""
+        async with self.session.get(self.base + '/v1/acl/token/self', timeout=aiohttp.ClientTimeout(total=10)) as r:
+            return NomadRefused(refusal('%d %s' % (r.status, r.reason), self.conf)) if r.status in (401, 403) else None
 
+    async def frames(self):
+        """One connection's frames, from the index after the last one handed on, until Nomad ends it."""
+        params = stream_query(self.conf, self.last + 1 if self.last else 0)
+        async with self.session.get(self.base + '/v1/event/stream', params=params, read_bufsize=LINE_LIMIT) as resp:
+            if 400 <= resp.status < 500:
+                said = '%d %s' % (resp.status, resp.reason)
+                raise NomadRefused(refusal(said, self.conf, token=resp.status in (401, 403)))
+            resp.raise_for_status()
+            try:
+                first = await asyncio.wait_for(resp.content.readline(), FIRST_LINE)
+            except asyncio.TimeoutError:
+                first = b''
+            if not first.strip():
+                raise await self.token_refusal() or self.silence()
+            self.silent = 0
+            yield json.loads(first)
+            async for line in resp.content:
+                if line.strip():
+                    yield json.loads(line)
 
-async def lock_call(session: aiohttp.ClientSession, base: str, conf: dict[str, Any], op: str, lock: dict) -> tuple:
-    """One lock operation on the lock's variable: Nomad's status and answer."""
-    url = '%s/v1/var/%s' % (base, conf['lock'])
-    body = {'Namespace': conf['lock_namespace'], 'Path': conf['lock'], 'Lock': lock}
-    params = {op: '', 'namespace': conf['lock_namespace']}
-    async with session.put(url, params=params, json=body, timeout=aiohttp.ClientTimeout(total=10)) as resp:
-        if resp.status in (401, 403):
-            raise NomadRefused(
-                'Nomad at %s refused the lock %s (%d %s): give nomad_token (or NOMAD_TOKEN) write on that variable '
-                'path in namespace %s' % (conf['addr'], conf['lock'], resp.status, resp.reason, conf['lock_namespace'])
-            )
-        return resp.status, await resp.json(content_type=None) if resp.status == 200 else None
+    def silence(self) -> Exception:
+        self.silent += 1
+        if self.silent >= SILENT_STREAMS:
+            return NomadRefused(refusal('200 and no heartbeat, %d streams in a row' % self.silent, self.conf))
+        return aiohttp.ServerDisconnectedError('no heartbeat within %d s' % FIRST_LINE)
 
-
-async def acquire(session: aiohttp.ClientSession, base: str, conf: dict[str, Any]) -> str:
-    """The lock's ID, once this instance holds it; while another does, it waits."""
-    ttl = '%ds' % conf['lock_ttl']
-    waiting = False
-    while True:
-        try:
-            status, held = await lock_call(session, base, conf, 'lock-acquire', {'TTL': ttl, 'LockDelay': ttl})
-            if status == 200:
-                LOGGER.info('Holding the lock %s at Nomad %s', conf['lock'], conf['addr'])
-                return held['Lock']['ID']
-            if status == 400:
-                raise NomadRefused('lock %r: Nomad refused it as a variable path (400)' % conf['lock'])
-            if status != 409:
-                LOGGER.warning('Nomad at %s answered %d to taking the lock %s', conf['addr'], status, conf['lock'])
-            elif not waiting:
-                LOGGER.info('Waiting for the lock %s: another instance holds it', conf['lock'])
-                waiting = True
-        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
-            LOGGER.warning('Nomad at %s: taking the lock failed (%s: %s)', conf['addr'], type(e).__name__, e)
-        await asyncio.sleep(conf['lock_ttl'] / 3)
-
-
-async def keep(session: aiohttp.ClientSession, base: str, conf: dict[str, Any], lock_id: str) -> None:
-    """Renew the lock three times a TTL; raise LockLost once Nomad refuses it or a TTL passed without a renewal."""
-    renewed = asyncio.get_running_loop().time()
-    while True:
-        await asyncio.sleep(conf['lock_ttl'] / 3)
-        try:
-            status = (await lock_call(session, base, conf, 'lock-renew', {'ID': lock_id}))[0]
-            if status != 200:
-                raise LockLost('Nomad at %s answered %d to renewing the lock %s' % (conf['addr'], status, conf['lock']))
-            renewed = asyncio.get_running_loop().time()
-        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
-            LOGGER.warning('Nomad at %s: renewing the lock failed (%s: %s)', conf['addr'], type(e).__name__, e)
-            if asyncio.get_running_loop().time() - renewed >= conf['lock_ttl']:
-                raise LockLost(
-                    'the lock %s was not renewed for %d s: another instance may hold it'
-                    % (conf['lock'], conf['lock_ttl'])
+    async def follow(self, queue: asyncio.Queue[Any]) -> None:
+        """Stream until cancelled, refused or the lease is over; every drop is logged by its cause, never with the
+        token."""
+        conf, pause = self.conf, 1
+        while True:
+            try:
+                async for frame in self.frames():
+                    pause = 1
+                    for event in events_after(frame, self.last):
+                        self.lease.check(conf['lock'])
+                        await queue.put(event)
+                    self.last = max(self.last, frame.get('Index') or 0)
+                LOGGER.warning('Nomad at %s ended the event stream after index %d', conf['addr'], self.last)
+            except aiohttp.ClientConnectorCertificateError as e:
+                raise NomadRefused(
+                    'Nomad at %s: its certificate was not verified (%s): give ca_cert (or NOMAD_CACERT) the CA that '
+                    'signed it' % (conf['addr'], e.certificate_error)
                 ) from None
+            except (aiohttp.ClientError, asyncio.TimeoutError, json.JSONDecodeError) as e:
+                LOGGER.warning(
+                    'Nomad at %s: the event stream dropped after index %d (%s: %s)',
+                    conf['addr'], self.last, type(e).__name__, e,
+                )  # fmt: skip
+            LOGGER.info('Connecting to Nomad at %s again in %d s', conf['addr'], pause)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, MAX_PAUSE)
+
+
+class Lock(object):
+    """The lock on a Nomad variable, and beside it (<lock>/cursor) the index its holders handed on last: Nomad
+    empties a variable whose lock it gives, so the cursor cannot live in the lock's own."""
+
+    def __init__(self, session: aiohttp.ClientSession, base: str, conf: dict[str, Any]):
+        self.session, self.base, self.conf = session, base, conf
+        self.lease, self.id, self.written = Lease(conf['lock_ttl']), None, 0
+
+    async def call(self, method: str, path: str, params: dict, body: dict | None, timeout: float = 10) -> tuple:
+        """Nomad's status and answer for one call on a variable; a refused token stops the source."""
+        params = dict(params, namespace=self.conf['lock_namespace'])
+        url = '%s/v1/var/%s' % (self.base, path)
+        limit = aiohttp.ClientTimeout(total=max(timeout, 0.1))
+        async with self.session.request(method, url, params=params, json=body, timeout=limit) as resp:
+            if resp.status in (401, 403):
+                raise NomadRefused(
+                    'Nomad at %s refused the lock %s (%d %s): give nomad_token (or NOMAD_TOKEN) write on %s and %s/* '
+                    'in namespace %s'
+                    % (self.conf['addr'], path, resp.status, resp.reason, self.conf['lock'], self.conf['lock'],
+                       self.conf['lock_namespace'])
+                )  # fmt: skip
+            return resp.status, await resp.json(content_type=None) if resp.status == 200 else None
+
+    def body(self, lock: dict, path: str | None = None) -> dict:
+        return {'Namespace': self.conf['lock_namespace'], 'Path': path or self.conf['lock'], 'Lock': lock}
+
+    async def acquire(self) -> int:
+        """Wait until this instance holds the lock; the index its last holder handed on last, or 0."""
+        ttl, waiting = '%ds' % self.conf['lock_ttl'], False
+        while True:
+            try:
+                sent = asyncio.get_running_loop().time()
+                status, held = await self.call('PUT', self.conf['lock'], {'lock-acquire': ''},
+                                               self.body({'TTL': ttl, 'LockDelay': ttl}))  # fmt: skip
+                if status == 200:
+                    self.id = held['Lock']['ID']
+                    self.lease.renewed(sent)
+                    LOGGER.info('Holding the lock %s at Nomad %s', self.conf['lock'], self.conf['addr'])
+                    status, cursor = await self.call('GET', self.conf['lock'] + '/cursor', {}, None)
+                    self.written = int(((cursor or {}).get('Items') or {}).get('index', 0))
+                    return self.written
+                if status == 400:
+                    raise NomadRefused('lock %r: Nomad refused it as a variable path (400)' % self.conf['lock'])
+                if status != 409:
+                    LOGGER.warning('Nomad at %s answered %d to taking the lock %s', self.conf['addr'], status,
+                                   self.conf['lock'])  # fmt: skip
+                elif not waiting:
+                    LOGGER.info('Waiting for the lock %s: another instance holds it', self.conf['lock'])
+                    waiting = True
+            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+                LOGGER.warning('Nomad at %s: taking the lock failed (%s: %s)', self.conf['addr'], type(e).__name__, e)
+            await asyncio.sleep(self.conf['lock_ttl'] / 3)
+
+    async def write_cursor(self, last: int) -> None:
+        """The index handed on last, for the next holder; only while the lease lasts."""
+        if last > self.written and self.lease.left() > 0:
+            path = self.conf['lock'] + '/cursor'
+            body = {'Namespace': self.conf['lock_namespace'], 'Path': path, 'Items': {'index': str(last)}}
+            if (await self.call('PUT', path, {}, body, self.lease.left()))[0] == 200:
+                self.written = last
+
+    async def keep(self, stream: Stream) -> None:
+        """Renew the lock three times a TTL, and write the cursor; raise LockLost once Nomad says the lock is gone
+        (404, 409) or the lease ran out. Other answers (a 500 while Nomad elects a leader) are retried."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.conf['lock_ttl'] / 3)
+            self.lease.check(self.conf['lock'])
+            sent = loop.time()
+            try:
+                status = (await self.call('PUT', self.conf['lock'], {'lock-renew': ''}, self.body({'ID': self.id}),
+                                          min(10, self.lease.left())))[0]  # fmt: skip
+                if status in (404, 409):
+                    raise LockLost('Nomad at %s answered %d to renewing the lock %s' % (self.conf['addr'], status,
+                                   self.conf['lock']))  # fmt: skip
+                if status == 200:
+                    self.lease.renewed(sent)
+                    await self.write_cursor(stream.last)
+                else:
+                    LOGGER.warning('Nomad at %s answered %d to renewing the lock %s', self.conf['addr'], status,
+                                   self.conf['lock'])  # fmt: skip
+            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+                LOGGER.warning('Nomad at %s: renewing the lock failed (%s: %s)', self.conf['addr'], type(e).__name__, e)
+
+    async def release(self, stream: Stream) -> None:
+        """Write the cursor and let the lock go, as far as Nomad answers; a lock not let go expires."""
+        with contextlib.suppress(Exception):
+            await self.write_cursor(stream.last)
+            await self.call('PUT', self.conf['lock'], {'lock-release': ''}, self.body({'ID': self.id}))
 
 
 async def main(queue: asyncio.Queue[Any], args: dict[str, Any]) -> None:
-    """Stream, holding the lock first where one is named, until cancelled, refused or the lock is lost."""
+    """Stream until cancelled, refused or, holding a lock, until it is lost; a lock is taken first where one is named,
+    and the stream goes on from its cursor."""
     conf = settings(args, dict(os.environ))
     session, base = session_for(conf)
     async with session:
         if not conf['lock']:
-            return await follow(queue, session, base, conf)
-        lock_id = await acquire(session, base, conf)
-        tasks = [
-            asyncio.create_task(follow(queue, session, base, conf)),
-            asyncio.create_task(keep(session, base, conf, lock_id)),
-        ]
+            return await Stream(session, base, conf, Lease()).follow(queue)
+        lock = Lock(session, base, conf)
+        cursor = await lock.acquire()
+        stream = Stream(session, base, dict(conf, index=cursor + 1 if cursor else conf['index']), lock.lease)
+        tasks = [asyncio.create_task(stream.follow(queue)), asyncio.create_task(lock.keep(stream))]
         try:
-            done = (await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED))[0]
-            for task in done:
+            for task in (await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED))[0]:
                 task.result()
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            with contextlib.suppress(Exception):
-                await lock_call(session, base, conf, 'lock-release', {'ID': lock_id})
+            await lock.release(stream)
