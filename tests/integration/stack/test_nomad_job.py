@@ -80,9 +80,10 @@ def test_check_mode_and_diff_then_apply_then_idempotent(run_local, stack):
 
 def test_a_job_that_cannot_start_fails_with_its_events(run_local, stack):
     broken = SLEEPER.replace('/bin/sleep', '/nonexistent/binary').replace('"sleeper"', '"broken"')
-    result = run_local('nomad_job', {'content': broken % '1', 'wait_timeout': 20})
+    # On the busy emulated VM, building an exec task's directory took over 20 s before the driver failed (2026-12-02).
+    result = run_local('nomad_job', {'content': broken % '1', 'wait_timeout': 60})
     stack.nomad('job', 'stop', '-purge', 'broken', check=False)
-    assert result.failed and 'job broken version 0 is not running after 20s' in result['msg'], result
+    assert result.failed and 'job broken version 0 is not running after 60s' in result['msg'], result
     assert 'nonexistent' in result['msg'] or 'Driver Failure' in result['msg'], result['msg']
 
 
