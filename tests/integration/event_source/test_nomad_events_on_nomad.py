@@ -73,7 +73,11 @@ class Relay(object):
         self.writers -= {writer, up_writer}
 
 
-def source_args(acl, tls, port, token):
+def agent_port(acl):
+    return int(acl.address.rsplit(':', 1)[1])
+
+
+def source_args(tls, port, token):
     return {
         'nomad_addr': 'https://127.0.0.1:%d' % port,
         'nomad_token': token,
@@ -107,12 +111,12 @@ def test_an_event_arrives_and_what_happens_while_nomad_is_unreachable_arrives_af
     acl, tls = acl
     token = acl.token_for('nzc-events-node-reader', NODE_READER)
     [node] = [n['ID'] for n in acl.api('GET', '/v1/nodes')]
-    relay = Relay(int(acl.address.rsplit(':', 1)[1]))
+    relay = Relay(agent_port(acl))
 
     async def scenario():
         await relay.start()
         queue = asyncio.Queue()
-        source = asyncio.create_task(nomad_events.main(queue, source_args(acl, tls, relay.port, token)))
+        source = asyncio.create_task(nomad_events.main(queue, source_args(tls, relay.port, token)))
         try:
             await asyncio.to_thread(eligibility, acl, node, False)
             off = await next_event(queue, 'NodeDrain')
@@ -147,7 +151,7 @@ def test_of_two_instances_one_hands_events_on_and_the_other_only_once_the_first_
     acl, tls = acl
     token = acl.token_for('nzc-events-lock-holder', LOCK_HOLDER)
     [node] = [n['ID'] for n in acl.api('GET', '/v1/nodes')]
-    relay = Relay(int(acl.address.rsplit(':', 1)[1]))
+    relay = Relay(agent_port(acl))
     ttl = 10
 
     async def drained(queue):
@@ -162,7 +166,7 @@ def test_of_two_instances_one_hands_events_on_and_the_other_only_once_the_first_
         await relay.start()
         # First holds the lock, through the relay; second waits, connected straight.
         first_q, second_q = asyncio.Queue(), asyncio.Queue()
-        first_args = dict(source_args(acl, tls, relay.port, token), lock=LOCK, lock_ttl=ttl)
+        first_args = dict(source_args(tls, relay.port, token), lock=LOCK, lock_ttl=ttl)
         second_args = dict(first_args, nomad_addr=acl.address)
         first = asyncio.create_task(nomad_events.main(first_q, first_args))
         await asyncio.sleep(3)
@@ -226,7 +230,7 @@ def test_a_refused_token_or_certificate_stops_the_source_naming_the_option_and_n
         token = acl.token_for('nzc-events-no-lock', NODE_READER)  # a token's secret comes only when it is made
     else:
         token = str(uuid.uuid4())
-    args = source_args(acl, tls, int(acl.address.rsplit(':', 1)[1]), token)
+    args = source_args(tls, agent_port(acl), token)
     if case == 'no CA':
         del args['ca_cert']
     if case == 'no lock right':
