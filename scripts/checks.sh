@@ -11,9 +11,10 @@ cd "$(dirname "$0")/.." || exit
 # Both VMs (the first one Molecule reuses too) with one vCPU each: two cores, two vCPUs.
 export ZFSVM_SMP=1
 
-# Each lane's output is also kept, so that the end of the log (often all a CI report shows) names what failed.
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+# Each lane's output is also kept, so that the end of the log (often all a CI report shows) names what failed, and
+# whole until the next run, for what the summary cuts.
+logs=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}/checks-logs
+rm -rf "$logs" && mkdir -p "$logs"
 
 # The VM lanes are the longer ones, and their first site.yml runs while sanity and lint take both cores (once a
 # plugin was not healthy within 300 s then): the host lane runs niced.

@@ -139,8 +139,8 @@ def failed_tasks(stdout):
     the start of an assertion's message, the part that CI's summary line shows."""
     said, task, lines = [], '', stdout.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith('TASK ['):
-            task = line.split(']', 1)[0] + ']'
+        if line.startswith(('TASK [', 'RUNNING HANDLER [')):
+            task = 'TASK [' + line.split('[', 1)[1].split(']', 1)[0] + ']'
         elif line.startswith(('fatal: [', 'failed: [')) and not lines[i + 1 : i + 2] == ['...ignoring']:
             host = line.split(' => ', 1)[0].split(' ', 1)[1].replace(': FAILED!', '')  # [host], or with (item=...)
             msg = re.search(r'"msg": "((?:[^"\\]|\\.)*)"', line)
@@ -201,7 +201,7 @@ def converged_stack(vm, limit=None):
         check=False,
     )
     if site.returncode != 0:
-        sys.exit('site.yml failed:\n%s%s' % (site.stdout[-3000:], site.stderr[-2000:]))
+        sys.exit('site.yml failed:\n' + playbook_said(site))
 
 
 def bench_vm():

@@ -4,6 +4,7 @@ only, the operator's token writes volumes but runs no tenant job, and a second r
 import pytest
 
 from acl_agent import access_play
+from zfsvm_client import playbook_said
 
 PLAY = access_play([{'name': 'nzc-a', 'description': 'Team A'}, {'name': 'nzc-b', 'enabled_task_drivers': ['exec']}])
 VOLUME = {
@@ -22,7 +23,7 @@ VOLUME = {
 @pytest.fixture(scope='module')
 def secrets(acl):
     first = acl.playbook(PLAY)
-    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
+    assert first.returncode == 0, playbook_said(first)
     found = {}
     for name in ('csi-operator', 'nzc-a-submitter', 'nzc-b-submitter'):
         found[name] = acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
@@ -122,7 +123,7 @@ def test_a_policy_file_with_an_unknown_key_stops_the_role_before_anything_change
 
     (tmp_path / 'auditor.hcl').write_text('namespace "nzc-c" {\n  capabilities = ["read-job"]\n}\n')
     fixed = acl.playbook(text)
-    assert fixed.returncode == 0, fixed.stdout[-3000:]
+    assert fixed.returncode == 0, playbook_said(fixed)
     # The file lookup drops the last newline.
     assert acl.api('GET', '/v1/acl/policy/nzc-auditor')['Rules'] == (tmp_path / 'auditor.hcl').read_text().rstrip()
 
@@ -173,7 +174,7 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
         nomad_access_mover_name='nzc-e-mover',
     )
     ran = acl.playbook(play)
-    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert ran.returncode == 0, playbook_said(ran)
     hv, submitter, mover = (
         acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
         for name in ('nzc-e-hv-operator', 'nzc-e-submitter', 'nzc-e-mover')

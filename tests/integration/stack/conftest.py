@@ -11,7 +11,17 @@ import urllib.request
 
 import pytest
 
-from zfsvm_client import BIN, CACHE, REPO, STOP_BACKUPS, ansible_env, management_token, mitogen_env, run_local_module
+from zfsvm_client import (
+    BIN,
+    CACHE,
+    REPO,
+    STOP_BACKUPS,
+    ansible_env,
+    management_token,
+    mitogen_env,
+    playbook_said,
+    run_local_module,
+)
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
 WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
@@ -290,7 +300,7 @@ def stack(vm):
     remove_test_datasets(vm)
     try:
         site = stack.site()
-        assert site.returncode == 0, site.stdout[-5000:] + site.stderr[-2000:]
+        assert site.returncode == 0, playbook_said(site)
         yield stack
     finally:
         if not vm.ending():

@@ -7,6 +7,7 @@ import contextlib
 import yaml
 
 from conftest import REPO, STACK
+from zfsvm_client import playbook_said
 
 # The storage_host role's variables for the instance, which Molecule's storage_host converge plays too.
 STORAGE = yaml.safe_load((STACK / 'iscsi_storage.yml').read_text())
@@ -103,7 +104,7 @@ def driver(stack, vm):
     then the plugin; all gone afterwards."""
     with host_undone_after(vm):
         prepared = stack.playbook(PLAYBOOK, extra=dict(STORAGE, **INITIATOR))
-        assert prepared.returncode == 0, prepared.stdout[-3000:]
+        assert prepared.returncode == 0, playbook_said(prepared)
         with plugin(stack):
             yield
 

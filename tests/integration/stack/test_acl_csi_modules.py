@@ -16,6 +16,7 @@ import pytest
 from acl_agent import PLUGIN_READ, AclAgent, access_play, namespace_caps
 from conftest import PARENT
 from nomad_agent import CACHE, start_agent
+from zfsvm_client import playbook_said
 
 SOURCE = 'democratic-csi/v1.9.4-f80d2daf097e'  # scripts/setup.sh's install of the vendored tarball
 NS = 'default'
@@ -110,13 +111,13 @@ def acl(stack):
     acl = AclAgent(agent)
     try:
         access = acl.playbook(ACCESS)
-        assert access.returncode == 0, access.stdout[-4000:] + access.stderr[-2000:]
+        assert access.returncode == 0, playbook_said(access)
         acl.tokens = {
             name: acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
             for name in ('csi-operator', 'nzc-a-submitter', 'nzc-b-submitter')
         }
         ran = deploy(acl, stack, acl.tokens['csi-operator'])
-        assert ran.returncode == 0, ran.stdout[-5000:] + ran.stderr[-2000:]
+        assert ran.returncode == 0, playbook_said(ran)
         assert acl.tokens['csi-operator'] not in ran.stdout + ran.stderr
         yield acl
     finally:

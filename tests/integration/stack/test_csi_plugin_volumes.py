@@ -2,6 +2,7 @@
 nomad_csi_snapshot, and nothing else."""
 
 from conftest import PARENT
+from zfsvm_client import playbook_said
 
 DEMO = {'id': 'demo', 'namespace': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}  # the inventory's
 
@@ -33,7 +34,7 @@ def test_state_and_secrets_reach_the_module(stack, vm):
     made = stack.volume('t-role-absent')
     assert made['rc'] == 0, made
     ran = role(stack, [DEMO, {'id': 't-role-absent', 'state': 'absent', 'secrets': {'token': 'hush-4242'}}])
-    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
+    assert ran.returncode == 0, playbook_said(ran)
     assert 't-role-absent' not in [v for v, _index in volumes(stack)]
     assert vm.zfs('list', '-H', PARENT + '/t-role-absent', check=False).returncode == 0
     assert 'hush-4242' not in ran.stdout + ran.stderr
@@ -48,7 +49,7 @@ def test_a_volume_its_snapshot_and_a_volume_from_it_in_one_run_then_nothing_to_d
     ]
     snapshots = [{'source_volume_id': 't-role-src', 'name': 'r1', 'namespace': 'demo'}]
     ran = role(stack, wanted, snapshots)
-    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
+    assert ran.returncode == 0, playbook_said(ran)
     assert vm.zfs('list', '-H', '-t', 'snapshot', PARENT + '/t-role-src@r1', check=False).returncode == 0
     # democratic-csi clones a volume from a snapshot unless told to copy it.
     origin = vm.zfs('get', '-H', '-o', 'value', 'origin', PARENT + '/t-role-restored').stdout.strip()

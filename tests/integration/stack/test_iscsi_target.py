@@ -30,7 +30,7 @@ from iscsi_stack import (
     sessions,
     targets,
 )
-from zfsvm_client import changed, wait_until
+from zfsvm_client import changed, playbook_said, wait_until
 
 # The extended tier (docs/testing.md, Tiers): make test leaves it out.
 pytestmark = pytest.mark.extended
@@ -60,7 +60,7 @@ def iscsi_host(stack, vm):
     extra = dict(STORAGE, **INITIATOR)
     original = vm.sh('md5sum ' + ISCSID_CONF).stdout
     checked = stack.playbook(PLAYBOOK, '--check', '--diff', '-vvv', extra=extra)
-    assert checked.returncode == 0, checked.stdout[-3000:]
+    assert checked.returncode == 0, playbook_said(checked)
     assert changed(checked)['zfsvm'] > 0 and vm.sh('md5sum ' + ISCSID_CONF).stdout == original
     assert vm.sh('id %s' % USER, check=False).returncode != 0
     assert vm.zfs('list', PARENT, check=False).returncode != 0

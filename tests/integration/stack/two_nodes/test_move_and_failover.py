@@ -20,7 +20,7 @@ from node_b import NAME as B_NAME
 from node_b import crash, cut_off, lose, reconnect, start, task_pids
 from replicating_nodes import A_PULL, A_REPLICAS, B_PULL, B_REPLICAS
 from test_host_volume_plugin import MARK, props
-from zfsvm_client import pull, wait_until
+from zfsvm_client import playbook_said, pull, wait_until
 
 MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
 FAILOVER = REPO / 'playbooks' / 'failover_host_volume.yml'
@@ -256,7 +256,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     move_killed_at(stack, 'Create the volume on the target node from the replica', stop_jobs=True)
     assert move_journal(stack)['done'] == 'stop,send,delete'
     moved = move(stack, stop_jobs=True)
-    assert moved.returncode == 0, moved.stdout[-5000:]
+    assert moved.returncode == 0, playbook_said(moved)
     assert re.search(r'Moved %s to %s, going on after stop, send, delete' % (VOLUME, B_NAME), moved.stdout), (
         moved.stdout[-3000:]
     )
@@ -365,7 +365,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     down_for = int(vm.sh('date +%s').stdout) - down_since(stack, b_node)
     time.sleep(max(0, 2 * FENCE_AFTER + FENCE_MARGIN - down_for) + 1)
     fenced_by_itself = move(stack, playbook=FAILOVER, volume=fenced_name, to=a_node['Name'], **fast)
-    assert fenced_by_itself.returncode == 0, fenced_by_itself.stdout[-5000:]
+    assert fenced_by_itself.returncode == 0, playbook_said(fenced_by_itself)
     assert 'allocations stopped themselves (disconnect.stop_on_client_after)' in fenced_by_itself.stdout
     wait_until(lambda: running(stack, a_node['ID'], fenced_name), timeout=180, why='demo-fs running on node A')
 
@@ -380,7 +380,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     move_killed_at(stack, gone, playbook=FAILOVER, volume=name, to=a_node['Name'], fenced=True)
     assert move_journal(stack, name)['kind'] == 'failover' and volumes(stack, name) == []
     failed_over = move(stack, playbook=FAILOVER, volume=name, to=a_node['Name'])
-    assert failed_over.returncode == 0, failed_over.stdout[-5000:]
+    assert failed_over.returncode == 0, playbook_said(failed_over)
     assert move_journal(stack, name) is None and move_journal(stack, fenced_name) is None
     assert 'writes no more: the operator says it is fenced (fenced=true)' in failed_over.stdout
     point = re.search(r'Recovery point of %s: (\S+), taken (\S+), (\d+) s\s+ago' % name, failed_over.stdout)
@@ -417,7 +417,7 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     assert checked.returncode == 0 and 'would pull it into %s' % replica in checked.stdout, checked.stdout[-3000:]
     assert exists(vm, dataset) and not exists(vm, replica) and not exists(vm, aside)
     rejoined = move(stack, playbook=REJOIN, volume=name, node=B_NAME)
-    assert rejoined.returncode == 0, rejoined.stdout[-5000:]
+    assert rejoined.returncode == 0, playbook_said(rejoined)
     assert 'kept whole as %s' % aside in rejoined.stdout, rejoined.stdout[-3000:]
     assert not exists(vm, dataset) and guid(vm, replica + '@' + snapshot) == guid(vm, on_a + '@' + snapshot)
     assert vm.zfs('get', '-H', '-o', 'value', 'readonly,%s,%s' % (MOVED, MARK), aside).stdout.split() == [
