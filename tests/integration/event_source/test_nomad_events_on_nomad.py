@@ -10,6 +10,7 @@ import contextlib
 import importlib.util
 import logging
 import os
+import re
 import subprocess
 import threading
 import uuid
@@ -21,6 +22,12 @@ from nomad_agent import REPO, free_port
 from zfsvm_client import BIN, ansible_env
 
 NODE_READER = 'node {\n  policy = "read"\n}\n'
+# What the follow reads (nomad_host_volume_follow_plan): nodes, and in each tenant's namespace its host volumes, the
+# allocations that mount them and the journals of moves.
+FOLLOWER = NODE_READER + (
+    'namespace "default" {\n  capabilities = ["host-volume-read", "read-job"]\n  variables {\n'
+    '    path "nomad-zfs-csi/moves/*" {\n      capabilities = ["read"]\n    }\n  }\n}\n'
+)
 LOCK = 'nzc-follow/lock'
 # What a follow controller's token holds: node read, and the lock.
 LOCK_HOLDER = NODE_READER + (
@@ -253,36 +260,37 @@ def test_a_refused_token_or_certificate_stops_the_source_naming_the_option_and_n
     assert token not in said and token not in caplog.text
 
 
-def test_ansible_rulebook_runs_the_source_by_name_and_acts_on_a_drain(acl, tmp_path):
+def test_the_follow_rulebook_runs_the_follow_playbook_when_a_drain_starts(acl, tmp_path):
+    """The collection's rulebook (nomad_zfs.csi.follow) by name, as an operator runs it, on a token with what the
+    follow reads: a drain of the agent's node, which holds no host volume, runs playbooks/follow_drain.yml for it,
+    which says that nothing had to move. The moves themselves are two_nodes/test_move_and_failover.py's."""
     acl, tls = acl
-    token = acl.token_for('nzc-events-rulebook', NODE_READER)
-    [node] = [n['ID'] for n in acl.api('GET', '/v1/nodes')]
-    (tmp_path / 'inventory.yml').write_text('all:\n  hosts:\n    localhost:\n      ansible_connection: local\n')
-    (tmp_path / 'rulebook.yml').write_text(
-        '- name: Drains\n  hosts: all\n  sources:\n    - nomad_zfs.csi.nomad_events:\n        topics: [Node]\n'
-        '  rules:\n    - name: A drain starts\n'
-        '      condition: event.type == "NodeDrain" and event.payload.Node.DrainStrategy != null\n'
-        '      action:\n        debug:\n          msg: "drain starts on {{ event.key }}"\n'
+    token = acl.token_for('nzc-events-rulebook', FOLLOWER)
+    [node] = [n for n in acl.api('GET', '/v1/nodes')]
+    (tmp_path / 'inventory.yml').write_text(
+        'nomad:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n'
+        % (BIN / 'python')
     )
     env = dict(ansible_env(NOMAD_ADDR=acl.address, NOMAD_TOKEN=token), **acl.agent.tls_env)
     env['PATH'] = '%s:%s' % (BIN, os.environ['PATH'])  # ansible-rulebook asks ansible-galaxy where collections are
-    argv = [str(BIN / 'ansible-rulebook'), '-r', 'rulebook.yml', '-i', 'inventory.yml', '-v']
+    argv = [str(BIN / 'ansible-rulebook'), '-r', 'nomad_zfs.csi.follow', '-i', 'inventory.yml']
+    said = 'The drain of %s: 0 could not move.' % node['Name']
     with subprocess.Popen(
         argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as rb:
-        timer = threading.Timer(120, rb.terminate)  # a rulebook that never fires ends the wait with its output
+        timer = threading.Timer(180, rb.terminate)  # a rulebook that never fires ends the wait with its output
         timer.start()
         try:
-            drain(acl, node, True)
+            drain(acl, node['ID'], True)
             out = []
             for line in rb.stdout:
                 out.append(line)
-                if 'drain starts on %s' % node in line:
+                if said in line or re.search(r'\sfailed=[1-9]', line):
                     break
-            assert 'drain starts on %s' % node in ''.join(out), ''.join(out)[-3000:]
+            assert said in ''.join(out), ''.join(out)[-3000:]
         finally:
             timer.cancel()
             rb.terminate()
             rest = rb.communicate(timeout=30)[0]
-            drain(acl, node, False)
+            drain(acl, node['ID'], False)
     assert token not in ''.join(out) + rest

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from conftest import HOST_VOLUMES, REPO
+from follow_rulebook import follow_rulebook
 from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import NAME as B_NAME
@@ -67,6 +68,13 @@ def running(stack, node_id, job_id=VOLUME):
 
 def down_since(stack, node):
     return stack.get('/v1/node/' + node['ID'])['StatusUpdatedAt']
+
+
+def drain(stack, node, enable):
+    """Drain the node (an hour's deadline), as `nomad node drain -enable` does; or end the drain and make the node
+    eligible again."""
+    spec = {'Deadline': 3600 * 10**9, 'IgnoreSystemJobs': False} if enable else None
+    stack.api('PUT', '/v1/node/%s/drain' % node['ID'], {'DrainSpec': spec, 'MarkEligible': not enable})
 
 
 def volumes(stack, name=VOLUME):
@@ -177,7 +185,9 @@ def refused(ran, message):
     ]
 
 
-def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(stack, vm, two_nodes, gone_after):
+def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
+    stack, vm, two_nodes, gone_after, tmp_path
+):
     a_node, b_node = two_nodes
     gone_after(VOLUME)
     first = volume_with_job(stack, VOLUME, a_node, A_DATASET)
@@ -311,6 +321,27 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     assert guid(vm, ON_A + '@autosnap_2026-11-26_01:00:00_hourly') == guid(
         vm, B_DATASET + '@autosnap_2026-11-26_01:00:00_hourly'
     )
+
+    # A drain of B brings it back by itself. The follow rulebook, started as an operator starts it, runs the follow
+    # playbook, whose move takes demo-mv with its data and its job to A, which holds its replica; nobody runs anything
+    # but the drain.
+    vm.sh('echo before-the-drain > /%s/drained' % B_DATASET)
+    hosts = {k: v for k, v in move_vars(stack).items() if k.startswith('host_volume_move_')}
+    try:
+        with follow_rulebook(stack, tmp_path, mover(stack), hosts) as rulebook:
+            drain(stack, b_node, True)
+            said = rulebook.wait_for('The drain of %s:' % B_NAME, timeout=900, why='the follow of the drain')
+    finally:
+        drain(stack, b_node, False)
+    assert 'The drain of %s: %s/%s moved to %s; 0 could not move.' % (B_NAME, NAMESPACE, VOLUME, a_node['Name']) in (
+        said
+    ), said[-3000:]
+    back = wait_until(
+        lambda: running(stack, a_node['ID']), timeout=180, why='the job running on node A after the drain'
+    )
+    [(_id, node_id)] = volumes(stack)
+    assert node_id == a_node['ID'] and back['ID'] != again['ID']
+    assert vm.sh('cat /%s/drained' % A_DATASET).stdout == 'before-the-drain\n'
 
 
 def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_on_a(

@@ -1,0 +1,120 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: nomad_zfs.csi contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nomad_host_volume_follow_plan
+short_description: Decide, from Nomad, which host volumes a drained node's jobs take with them, and where to try
+version_added: 0.2.0
+description:
+  - Reads the node O(node), every node, the host volumes in all namespaces, the node's allocations and the journals of
+    moves under way, and says which of the node's O(plugin_id) volumes follow their jobs off it. It changes nothing.
+    The C(nomad_zfs.csi.host_volume_follow) role moves each with the C(nomad_zfs.csi.host_volume_move) role.
+  - Only a drain asks it. A node that drains, or whose drain completed while it stays ineligible, has volumes to
+    move; one whose drain was cancelled, or that never drained, has none (RV(following) is false, RV(why) says why).
+  - A volume follows when a job uses it there. That is, an allocation on the node mounts it (a host volume C(source)
+    of its group) and still runs, or this drain migrated it away. Other volumes stay, each with why in RV(stays).
+  - For each volume it names the other nodes to try, in order of name (RV(moves)). Those are ready, eligible, not
+    draining, report O(plugin_id), and hold no volume of that name. Whether one holds a current replica is the move's
+    to decide, on both nodes' datasets, and it refuses before any change where it does not.
+  - A move from this node under way (its journal, the Nomad Variable C(nomad-zfs-csi/moves/<name>), names the node)
+    goes on first, to the node its journal names, so that a follow interrupted anywhere finishes when run again.
+author:
+  - nomad_zfs.csi developers (@nomad-zfs-csi)
+extends_documentation_fragment:
+  - nomad_zfs.csi.attributes.info_module
+  - nomad_zfs.csi.nomad
+options:
+  node:
+    description: The drained node, by name or ID.
+    type: str
+    required: true
+  plugin_id:
+    description: The dynamic host volume plugin whose volumes follow (the C(host_volume_plugin) role's).
+    type: str
+    default: zfs-dataset
+notes:
+  - Needs C(node:read), and in each namespace of a volume C(host-volume-read), C(read-job) and C(variables read) of
+    C(nomad-zfs-csi/moves/*); the mover's token that the C(nomad_access) role makes has them in the tenants'
+    namespaces. Volumes in a namespace the token cannot read are not seen. O(namespace) plays no part.
+"""
+
+EXAMPLES = r"""
+- name: Which volumes follow the jobs off storage-2?
+  nomad_zfs.csi.nomad_host_volume_follow_plan:
+    node: storage-2
+  register: follow
+"""
+
+RETURN = r"""
+node:
+  description: The node, as M(nomad_zfs.csi.nomad_node_info) returns one.
+  returned: success
+  type: dict
+following:
+  description: Whether the node drains (or drained and stays ineligible), so that its volumes follow.
+  returned: success
+  type: bool
+why:
+  description: Why nothing follows, when RV(following) is false; null otherwise.
+  returned: success
+  type: str
+  sample: "Node storage-2 is not draining: its last drain was cancelled. Nothing follows."
+moves:
+  description:
+    - The volumes to move, a move under way first. Each with C(name), C(namespace), C(jobs) (the jobs that use it
+      there), C(candidates) (the nodes to try, in order) and C(resumed) (a journal's move, whose one candidate is the
+      node it moves to).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{"name": "pgdata", "namespace": "team-a", "jobs": ["pgdata-db"], "candidates": ["storage-1"],
+            "resumed": false}]
+stays:
+  description: The node's volumes that do not move, each with C(name), C(namespace) and C(why).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{"name": "scratch", "namespace": "team-a", "why": "no job of this drain uses it; move it by hand if wanted"}]
+"""
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import plan_follow
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+
+EVERY_NAMESPACE = {'namespace': '*'}
+JOURNALS = journal_path('')
+
+
+def read(module):
+    client, p = module.client, module.params
+    nodes = [n for n in (client.get('node/' + s['ID'], missing_ok=True) for s in client.get('nodes') or []) if n]
+    named = [n for n in nodes if p['node'] in (n.get('Name'), n.get('ID'))]
+    volumes = client.get('volumes', params=dict(EVERY_NAMESPACE, type='host')) or []
+    allocations = client.get('node/%s/allocations' % named[0]['ID']) if len(named) == 1 else []
+    journals = []
+    for stub in client.get('vars', params=dict(EVERY_NAMESPACE, prefix=JOURNALS)) or []:
+        var = client.get('var/' + stub['Path'], params={'namespace': stub['Namespace']}, missing_ok=True)
+        if var:
+            journals.append(
+                dict(namespace=stub['Namespace'], name=stub['Path'][len(JOURNALS) :], items=var.get('Items') or {})
+            )
+    return dict(changed=False, **plan_follow(p, nodes, volumes, allocations or [], journals))
+
+
+def main():
+    module = NomadModule(
+        argument_spec=dict(node=dict(type='str', required=True), plugin_id=dict(type='str', default='zfs-dataset')),
+        supports_check_mode=True,
+    )
+    module.exit_json(**module.run(lambda: read(module)))
+
+
+if __name__ == '__main__':
+    main()

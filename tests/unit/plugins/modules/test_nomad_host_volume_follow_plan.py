@@ -1,0 +1,173 @@
+"""nomad_host_volume_follow_plan's main() with a fake Nomad client: which volumes of a drained node follow its jobs,
+to which nodes, and why the others stay."""
+
+import copy
+
+from ansible_collections.nomad_zfs.csi.plugins.modules import nomad_host_volume_follow_plan
+from ansible_collections.nomad_zfs.csi.tests.unit.plugins.modules.fake_nomad import FakeNomad
+
+PLUGIN = {'plugins.host_volume.zfs-dataset.version': '0.2.0'}
+# The fields of GET /v1/node/:id that the module reads, as Nomad v1.11.3 answers for a node in a drain (the drain's
+# start to the second, as Nomad writes it).
+DRAINING = {
+    'ID': 'n-b',
+    'Name': 'storage-b',
+    'Status': 'ready',
+    'SchedulingEligibility': 'ineligible',
+    'DrainStrategy': {'Deadline': 3600000000000, 'ForceDeadline': '2026-12-02T05:03:24.489689073Z'},
+    'LastDrain': {'StartedAt': '2026-12-02T04:03:24Z', 'Status': 'draining', 'UpdatedAt': '2026-12-02T04:03:24Z'},
+    'Attributes': PLUGIN,
+    'HostVolumes': {'pgdata': {'ID': 'v-pg'}, 'scratch': {'ID': 'v-sc'}, 'other': {'ID': 'v-ot'}},
+}
+STARTED_NS = 1796184204 * 1000000000  # 2026-12-02T04:03:24Z
+
+
+def node(node_id, name, **fields):
+    base = {'ID': node_id, 'Name': name, 'Status': 'ready', 'SchedulingEligibility': 'eligible', 'DrainStrategy': None}
+    return (
+        dict(base, Attributes=PLUGIN, HostVolumes={}, **fields) if not fields else dict(node(node_id, name), **fields)
+    )
+
+
+def alloc(job, volume, namespace='team-a', **fields):
+    """An allocation on the drained node whose group mounts host volume `volume`."""
+    group = {
+        'Name': 'g',
+        'Volumes': {'data': {'Type': 'host', 'Source': volume}, 'csi': {'Type': 'csi', 'Source': 'x'}},
+    }
+    base = {
+        'ID': 'a-' + job,
+        'JobID': job,
+        'Namespace': namespace,
+        'TaskGroup': 'g',
+        'DesiredStatus': 'run',
+        'ClientStatus': 'running',
+        'ModifyTime': STARTED_NS - 10**9,
+        'Job': {'TaskGroups': [group]},
+    }
+    return dict(base, **fields)
+
+
+def volume(name, node_id='n-b', namespace='team-a', plugin='zfs-dataset'):
+    return {'ID': 'v-' + name, 'Name': name, 'Namespace': namespace, 'NodeID': node_id, 'PluginID': plugin}
+
+
+def nomad_with(drained=DRAINING, others=(), allocations=(), volumes=(), journals=None):
+    nodes = [drained] + list(others)
+    objects = {'nodes': [{'ID': n['ID']} for n in nodes], 'volumes': list(volumes), 'vars': []}
+    objects.update(('node/' + n['ID'], n) for n in nodes)
+    objects['node/%s/allocations' % drained['ID']] = list(allocations)
+    for (namespace, name), items in (journals or {}).items():
+        path = 'nomad-zfs-csi/moves/' + name
+        objects['vars'].append({'Namespace': namespace, 'Path': path})
+        objects['var/' + path] = {'Items': items}
+    return FakeNomad(**objects)
+
+
+def test_a_drained_nodes_volumes_in_use_follow_to_the_nodes_that_could_take_them(run_main, monkeypatch):
+    others = [
+        node('n-a', 'storage-a'),
+        node('n-c', 'storage-c', SchedulingEligibility='ineligible'),
+        node('n-d', 'storage-d', Attributes={}),  # no zfs-dataset plugin
+        node('n-e', 'storage-e', HostVolumes={'pgdata': {'ID': 'v-e'}}),  # has a volume of that name
+        node('n-f', 'storage-f', Status='down'),
+        node('n-0', 'storage-0'),
+    ]
+    allocations = [
+        alloc('db', 'pgdata'),
+        alloc('web', 'pgdata', ClientStatus='pending'),
+        # Migrated by this drain (stopped after it started): its job wants the volume wherever it goes next.
+        alloc('cache', 'other', DesiredStatus='stop', ClientStatus='complete', DesiredTransition={'Migrate': True},
+              ModifyTime=STARTED_NS + 10**9),
+        # Ended before the drain, or stopped by hand: no user.
+        alloc('old', 'scratch', DesiredStatus='stop', ClientStatus='complete', DesiredTransition={'Migrate': True},
+              ModifyTime=STARTED_NS - 10**9),
+        alloc('done', 'scratch', ClientStatus='complete'),
+    ]  # fmt: skip
+    volumes = [volume('pgdata'), volume('scratch'), volume('other'), volume('elsewhere', node_id='n-a')]
+    volumes.append(volume('plain', plugin='mkdir'))
+    nomad = nomad_with(others=others, allocations=allocations, volumes=volumes).install(monkeypatch)
+    result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'})
+    assert (result['following'], result['why'], result['changed']) == (True, None, False)
+    assert result['moves'] == [
+        dict(name='other', namespace='team-a', jobs=['cache'], candidates=['storage-0', 'storage-a', 'storage-e'],
+             resumed=False),
+        dict(name='pgdata', namespace='team-a', jobs=['db', 'web'], candidates=['storage-0', 'storage-a'],
+             resumed=False),
+    ]  # fmt: skip
+    assert result['stays'] == [
+        dict(name='scratch', namespace='team-a', why='no job of this drain uses it; move it by hand if wanted')
+    ]
+    assert result['node']['name'] == 'storage-b' and not nomad.writes()
+    # Every namespace is read, and each journal in the namespace it is in.
+    assert [c[2] for c in nomad.calls if c[1] in ('volumes', 'vars')] == [
+        {'namespace': '*', 'type': 'host'},
+        {'namespace': '*', 'prefix': 'nomad-zfs-csi/moves/'},
+    ]
+
+
+def test_a_move_under_way_from_the_node_goes_on_first_to_where_its_journal_says(run_main, monkeypatch):
+    journals = {
+        ('team-a', 'pgdata'): {'source_node_id': 'n-b', 'to': 'storage-a', 'done': 'stop,send'},
+        ('team-b', 'logs'): {'source_node_id': 'n-b', 'to': 'storage-a', 'kind': 'failover'},  # not a drain's
+        ('team-b', 'web'): {'source_node_id': 'n-x', 'to': 'storage-b'},  # from another node
+    }
+    nomad = nomad_with(
+        others=[node('n-a', 'storage-a')],
+        allocations=[alloc('db', 'pgdata'), alloc('q', 'queue')],
+        volumes=[volume('pgdata'), volume('queue')],
+        journals=journals,
+    ).install(monkeypatch)
+    result = run_main(nomad_host_volume_follow_plan, {'node': 'n-b'})
+    assert result['moves'] == [
+        dict(name='pgdata', namespace='team-a', jobs=[], candidates=['storage-a'], resumed=True),
+        dict(name='queue', namespace='team-a', jobs=['q'], candidates=['storage-a'], resumed=False),
+    ]
+    assert ('get', 'var/nomad-zfs-csi/moves/logs', {'namespace': 'team-b'}) in nomad.calls
+
+
+def test_a_cancelled_drain_or_none_moves_nothing_and_says_why(run_main, monkeypatch):
+    cancelled = dict(copy.deepcopy(DRAINING), DrainStrategy=None, SchedulingEligibility='eligible')
+    cancelled['LastDrain']['Status'] = 'canceled'
+    completed = dict(copy.deepcopy(DRAINING), DrainStrategy=None)
+    completed['LastDrain']['Status'] = 'complete'
+    undrained = dict(completed, SchedulingEligibility='eligible')
+    never = node('n-b', 'storage-b')
+    cases = [
+        (cancelled, 'its last drain was cancelled'),
+        (undrained, 'its last drain completed and it is eligible again'),
+        (never, 'it is not draining'),
+    ]
+    for drained, why in cases:
+        nomad = nomad_with(drained=drained, allocations=[alloc('db', 'pgdata')], volumes=[volume('pgdata')])
+        result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'}) if nomad.install(monkeypatch) else None
+        assert result['following'] is False and result['moves'] == result['stays'] == [], result
+        assert result['why'] == 'Node storage-b is not draining: %s. Nothing follows.' % why
+    # A drain that completed before the follow ran, the node still ineligible: its volumes follow.
+    nomad_with(drained=completed, others=[node('n-a', 'storage-a')], allocations=[alloc('db', 'pgdata')],
+               volumes=[volume('pgdata')]).install(monkeypatch)  # fmt: skip
+    result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'})
+    assert [m['name'] for m in result['moves']] == ['pgdata']
+
+
+def test_a_volume_with_nowhere_to_go_stays_with_the_jobs_that_wait(run_main, monkeypatch):
+    nomad_with(
+        others=[node('n-a', 'storage-a', SchedulingEligibility='ineligible')],
+        allocations=[alloc('db', 'pgdata')],
+        volumes=[volume('pgdata')],
+    ).install(monkeypatch)
+    result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'})
+    assert result['moves'] == []
+    assert result['stays'] == [
+        dict(
+            name='pgdata',
+            namespace='team-a',
+            why='no other node is ready, eligible and has plugin zfs-dataset without a volume of that name; db wait',
+        )
+    ]
+
+
+def test_an_unknown_node_is_refused_naming_the_field(run_main, monkeypatch):
+    nomad_with().install(monkeypatch)
+    result = run_main(nomad_host_volume_follow_plan, {'node': 'nowhere'})
+    assert result['failed'] and result['msg'].startswith('Nomad has no node nowhere; name one of'), result
