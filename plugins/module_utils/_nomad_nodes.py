@@ -32,3 +32,8 @@ def summary(node):
         host_volume_plugins=plugins,
         host_volumes=dict((name, vol.get('ID') or '') for name, vol in (node.get('HostVolumes') or {}).items()),
     )
+
+
+def every_node(client):
+    """Every node Nomad lists, each read whole (the list leaves out attributes and host volumes)."""
+    return [n for n in (client.get('node/' + s['ID'], missing_ok=True) for s in client.get('nodes') or []) if n]

@@ -87,6 +87,7 @@ stays:
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import plan_follow
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import every_node
 
 EVERY_NAMESPACE = {'namespace': '*'}
 JOURNALS = journal_path('')
@@ -94,7 +95,7 @@ JOURNALS = journal_path('')
 
 def read(module):
     client, p = module.client, module.params
-    nodes = [n for n in (client.get('node/' + s['ID'], missing_ok=True) for s in client.get('nodes') or []) if n]
+    nodes = every_node(client)
     named = [n for n in nodes if p['node'] in (n.get('Name'), n.get('ID'))]
     volumes = client.get('volumes', params=dict(EVERY_NAMESPACE, type='host')) or []
     allocations = client.get('node/%s/allocations' % named[0]['ID']) if len(named) == 1 else []

@@ -213,6 +213,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_pl
     with_agent_addrs,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import every_node
 
 
 def read(module):
@@ -224,7 +225,7 @@ def read(module):
         if s.get('Name') == p['name']
     ]
     volumes = [v for v in (client.get('volume/host/' + s['ID'], missing_ok=True) for s in stubs) if v]
-    nodes = [n for n in (client.get('node/' + s['ID'], missing_ok=True) for s in client.get('nodes') or []) if n]
+    nodes = every_node(client)
     journal = None if p['rejoin'] else client.get('var/' + journal_path(p['name']), missing_ok=True)
     items = (journal or {}).get('Items')
     allocations = []
