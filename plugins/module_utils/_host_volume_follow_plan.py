@@ -14,29 +14,38 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import calendar
-import time
+import json
+import re
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import summary
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 
 NANOSECONDS = 1000000000
+# Nomad writes LastDrain's times in the server's time zone, to the second: 2026-12-02T04:03:24Z or ...T05:03:24+01:00.
+RFC3339 = re.compile(r'^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(Z|([+-])(\d\d):(\d\d))$')
+# A volume's name, as the move's journal path ends in it: nothing that could name another variable.
+VOLUME_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]*$')
 
 
-def _seconds(rfc3339):
-    """Unix seconds of Nomad's LastDrain times, which it writes to the second (2026-12-02T04:03:24Z)."""
-    try:
-        return calendar.timegm(time.strptime((rfc3339 or '')[:19], '%Y-%m-%dT%H:%M:%S'))
-    except ValueError:
+def _seconds(text):
+    """Unix seconds of an RFC 3339 time, or None."""
+    m = RFC3339.match(text or '')
+    if not m:
         return None
+    seconds = calendar.timegm(tuple(int(g) for g in m.groups()[:6]) + (0, 0, 0))
+    if m.group(7) != 'Z':
+        offset = int(m.group(9)) * 3600 + int(m.group(10)) * 60
+        seconds -= offset if m.group(8) == '+' else -offset
+    return seconds
 
 
 def drain_of(node):
     """The drain the node is in, (started, None); or (None, why nothing follows). A drain that completed leaves the
-    node ineligible, and its volumes still follow: the playbook may run after Nomad finished."""
+    node ineligible, and its volumes still follow: Nomad may finish a drain before the follow reads it."""
     last = node.get('LastDrain') or {}
-    if node.get('DrainStrategy'):
-        return _seconds(last.get('StartedAt')) or 0, None
-    if last.get('Status') == 'complete' and node.get('SchedulingEligibility') == 'ineligible':
+    if node.get('DrainStrategy') or (
+        last.get('Status') == 'complete' and node.get('SchedulingEligibility') == 'ineligible'
+    ):
         return _seconds(last.get('StartedAt')) or 0, None
     if last.get('Status') == 'canceled':
         return None, 'its last drain was cancelled'
@@ -45,27 +54,45 @@ def drain_of(node):
     return None, 'it is not draining'
 
 
-def _mounted(alloc):
-    """The host volumes (source names) that an allocation's group mounts."""
-    groups = [g for g in (alloc.get('Job') or {}).get('TaskGroups') or [] if g.get('Name') == alloc.get('TaskGroup')]
+def _mounted(job, group_name):
+    """The host volumes (source names) that a job's group mounts."""
+    groups = [g for g in (job or {}).get('TaskGroups') or [] if g.get('Name') == group_name]
     volumes = (groups[0].get('Volumes') or {}) if groups else {}
     return [v.get('Source') for v in volumes.values() if v.get('Type') == 'host' and v.get('Source')]
 
 
-def _users(allocations, started):
-    """{(namespace, volume name): sorted job IDs} of the node's allocations that still run, or that this drain
-    migrated away (stopped since it started): the jobs that want the volume wherever they are placed next."""
+def _users(allocations, waiting_jobs, started):
+    """{(namespace, volume name): sorted job IDs}: the jobs that want the volume wherever they are placed next. Those
+    of the node's allocations that still run, or that this drain migrated away (stopped since it started), and the
+    jobs with allocations Nomad could not place yet (a drain's replacement waits for its volume)."""
     users = {}
+
+    def add(namespace, name, job_id):
+        users.setdefault((namespace or 'default', name), set()).add(job_id)
+
     for alloc in allocations:
         runs = alloc.get('DesiredStatus') == 'run' and alloc.get('ClientStatus') in ('pending', 'running')
         migrated = bool((alloc.get('DesiredTransition') or {}).get('Migrate')) and (
             (alloc.get('ModifyTime') or 0) >= started * NANOSECONDS
         )
         if runs or migrated:
-            for name in _mounted(alloc):
-                jobs = users.setdefault((alloc.get('Namespace') or 'default', name), set())
-                jobs.add(alloc.get('JobID'))
+            for name in _mounted(alloc.get('Job'), alloc.get('TaskGroup')):
+                add(alloc.get('Namespace'), name, alloc.get('JobID'))
+    for job in waiting_jobs:
+        for group in job.get('TaskGroups') or []:
+            for name in _mounted(job, group.get('Name')):
+                add(job.get('Namespace'), name, job.get('ID'))
     return dict((key, sorted(jobs)) for key, jobs in users.items())
+
+
+def waiting(job_stubs):
+    """The jobs of a list (GET /v1/jobs) with allocations that Nomad could not place yet: (namespace, ID) each."""
+    return [
+        (stub.get('Namespace') or 'default', stub['ID'])
+        for stub in job_stubs
+        if stub.get('Status') != 'dead'
+        and any((group or {}).get('Queued') for group in ((stub.get('JobSummary') or {}).get('Summary') or {}).values())
+    ]
 
 
 def _candidates(node, nodes, plugin_id, name):
@@ -81,14 +108,44 @@ def _candidates(node, nodes, plugin_id, name):
     return sorted(found)
 
 
-def plan_follow(p, nodes, volumes, allocations, journals):
-    """p: node (name), plugin_id. nodes: every node read whole; volumes: the host volumes Nomad lists in all
-    namespaces; allocations: the node's; journals: the moves and failovers under way, each with namespace, name (the
-    volume's) and items.
+def _resumed(node, journals, volumes):
+    """The moves from this node under way, by their journals, and why any other journal of this node is left alone.
+    The journal is whatever its writer made it: only its name, its target and its volume's ID are taken, and the move
+    checks everything else against what it reads."""
+    moves, stays = [], []
+    for journal in sorted(journals, key=lambda j: (j['namespace'], j['name'])):
+        items = journal['items']
+        if items.get('source_node_id') != node['ID'] or items.get('kind') == 'failover':
+            continue
+        key = (journal['namespace'], journal['name'])
+        try:
+            volume_id = json.loads(items.get('volume') or '{}').get('id')
+        except (ValueError, AttributeError):
+            volume_id = None
+        in_nomad = [v for v in volumes if (v.get('Namespace'), v.get('Name')) == key]
+        to = items.get('to')
+        why = None
+        if not VOLUME_NAME.match(key[1]):
+            why = 'its journal nomad-zfs-csi/moves/%s names no volume' % key[1]
+        elif not isinstance(to, str) or not to:
+            why = 'its journal names no node to move it to'
+        elif in_nomad and [v.get('ID') for v in in_nomad] != [volume_id]:
+            why = 'its journal is of another volume (%s) than Nomad has' % volume_id
+        if why:
+            stays.append(dict(name=key[1], namespace=key[0], jobs=[], why=why + '; check it, then move it by hand'))
+        else:
+            moves.append(dict(name=key[1], namespace=key[0], jobs=[], candidates=[to], resumed=True))
+    return moves, stays
+
+
+def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
+    """p: node (name or ID), plugin_id. nodes: every node read whole; volumes: the host volumes Nomad lists in all
+    namespaces; allocations: the node's; waiting_jobs: the jobs (read whole) with allocations not placed yet;
+    journals: the moves and failovers under way, each with namespace, name (the volume's) and items.
 
     Returns node (summary), following (whether a drain asks anything), why (when not), moves (each with name,
-    namespace, jobs, candidates and resumed) and stays (each with name, namespace and why)."""
-    named = [n for n in nodes if n.get('Name') == p['node'] or n.get('ID') == p['node']]
+    namespace, jobs, candidates and resumed) and stays (each with name, namespace, jobs that wait for it, and why)."""
+    named = [n for n in nodes if p['node'] in (n.get('Name'), n.get('ID'))]
     if len(named) != 1:
         raise PlanError(
             'Nomad has %s node %s; name one of `nomad node status` (node).'
@@ -96,47 +153,57 @@ def plan_follow(p, nodes, volumes, allocations, journals):
         )
     node = named[0]
     started, why = drain_of(node)
-    result = dict(node=summary(node), following=why is None, why=why, moves=[], stays=[])
+    result = dict(node=summary(node), following=why is None, why=None, moves=[], stays=[])
     if why:
         result['why'] = 'Node %s is not draining: %s. Nothing follows.' % (node.get('Name'), why)
         return result
 
-    # A move the follow (or an operator) began from this node goes on to where its journal says, first.
-    resumed = set()
-    for journal in sorted(journals, key=lambda j: (j['namespace'], j['name'])):
-        items = journal['items']
-        if items.get('source_node_id') == node['ID'] and items.get('kind') != 'failover':
-            resumed.add((journal['namespace'], journal['name']))
-            result['moves'].append(
-                dict(name=journal['name'], namespace=journal['namespace'], jobs=[], candidates=[items.get('to')],
-                     resumed=True)
-            )  # fmt: skip
-
-    users = _users(allocations, started)
+    # A move the follow (or an operator) began from this node goes on first, to where its journal says.
+    result['moves'], result['stays'] = _resumed(node, journals, volumes)
+    taken = set((m['namespace'], m['name']) for m in result['moves'] + result['stays'])
+    users = _users(allocations, waiting_jobs, started)
     mine = [
         v
         for v in volumes
         if v.get('NodeID') == node['ID'] and v.get('PluginID') == p['plugin_id']
-        and (v.get('Namespace'), v.get('Name')) not in resumed
+        and (v.get('Namespace'), v.get('Name')) not in taken
     ]  # fmt: skip
+    shared = _shared(mine, users)
     for vol in sorted(mine, key=lambda v: (v.get('Namespace'), v.get('Name'))):
         key = (vol.get('Namespace'), vol.get('Name'))
-        jobs = users.get(key)
-        if not jobs:
-            result['stays'].append(
-                dict(name=key[1], namespace=key[0], why='no job of this drain uses it; move it by hand if wanted')
-            )
-            continue
+        jobs = users.get(key, [])
+        stay = dict(name=key[1], namespace=key[0], jobs=jobs)
         candidates = _candidates(node, nodes, p['plugin_id'], key[1])
-        if not candidates:
+        if not jobs:
+            result['stays'].append(dict(stay, why='no job of this drain uses it; move it by hand if wanted'))
+        elif key in shared:
             result['stays'].append(
                 dict(
-                    name=key[1],
-                    namespace=key[0],
-                    why='no other node is ready, eligible and has plugin %s without a volume of that name; %s wait'
-                    % (p['plugin_id'], ', '.join(jobs)),
+                    stay,
+                    why='%s also use %s on this node, and a move takes one volume of a job at a time; move them by '
+                    'hand to one node' % (', '.join(jobs), ', '.join(shared[key])),
                 )
             )
-            continue
-        result['moves'].append(dict(name=key[1], namespace=key[0], jobs=jobs, candidates=candidates, resumed=False))
+        elif not candidates:
+            result['stays'].append(
+                dict(
+                    stay,
+                    why='no other node is ready, eligible and has plugin %s without a volume of that name'
+                    % p['plugin_id'],
+                )
+            )
+        else:
+            result['moves'].append(dict(name=key[1], namespace=key[0], jobs=jobs, candidates=candidates, resumed=False))
     return result
+
+
+def _shared(mine, users):
+    """{volume key: the other volumes here that its jobs use}, for volumes whose jobs use more than one of them: the
+    move stops and runs a job around one volume, and the job could not run until the others moved too."""
+    keys = [(v.get('Namespace'), v.get('Name')) for v in mine]
+    shared = {}
+    for key in keys:
+        others = [k[1] for k in keys if k != key and k[0] == key[0] and set(users.get(k, [])) & set(users.get(key, []))]
+        if others:
+            shared[key] = sorted(others)
+    return shared

@@ -13,18 +13,24 @@ module: nomad_host_volume_follow_plan
 short_description: Decide, from Nomad, which host volumes a drained node's jobs take with them, and where to try
 version_added: 0.2.0
 description:
-  - Reads the node O(node), every node, the host volumes in all namespaces, the node's allocations and the journals of
-    moves under way, and says which of the node's O(plugin_id) volumes follow their jobs off it. It changes nothing.
-    The C(nomad_zfs.csi.host_volume_follow) role moves each with the C(nomad_zfs.csi.host_volume_move) role.
+  - Reads the node O(node), every node, the host volumes and the jobs in all namespaces, the node's allocations and
+    the journals of moves under way, and says which of the node's O(plugin_id) volumes follow their jobs off it. It
+    changes nothing. The C(follow) entry point of the C(nomad_zfs.csi.host_volume_move) role moves each.
   - Only a drain asks it. A node that drains, or whose drain completed while it stays ineligible, has volumes to
     move; one whose drain was cancelled, or that never drained, has none (RV(following) is false, RV(why) says why).
-  - A volume follows when a job uses it there. That is, an allocation on the node mounts it (a host volume C(source)
-    of its group) and still runs, or this drain migrated it away. Other volumes stay, each with why in RV(stays).
+  - A volume follows when a job uses it there. That is, a group mounts it (a host volume C(source) in the volume's
+    namespace), and either has an allocation on the node that still runs or that this drain migrated away, or has
+    allocations that Nomad could not place yet (a drain's replacement waits for its volume). Other volumes stay, each
+    with why in RV(stays); so does a volume whose jobs also use another volume on the node, since a move takes one
+    volume of a job at a time.
   - For each volume it names the other nodes to try, in order of name (RV(moves)). Those are ready, eligible, not
     draining, report O(plugin_id), and hold no volume of that name. Whether one holds a current replica is the move's
     to decide, on both nodes' datasets, and it refuses before any change where it does not.
   - A move from this node under way (its journal, the Nomad Variable C(nomad-zfs-csi/moves/<name>), names the node)
-    goes on first, to the node its journal names, so that a follow interrupted anywhere finishes when run again.
+    goes on first, to the node its journal names, so that a follow interrupted anywhere finishes when run again. Of
+    the journal, only the volume's name, the target and the volume's ID are taken, and the move checks the rest
+    against what it reads; a journal with a bad name, no target, or another volume's ID than Nomad has of that name
+    stays, with why.
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:
@@ -42,7 +48,9 @@ options:
 notes:
   - Needs C(node:read), and in each namespace of a volume C(host-volume-read), C(read-job) and C(variables read) of
     C(nomad-zfs-csi/moves/*); the mover's token that the C(nomad_access) role makes has them in the tenants'
-    namespaces. Volumes in a namespace the token cannot read are not seen. O(namespace) plays no part.
+    namespaces. Nomad lists the volumes of every namespace where the token has C(host-volume-read), and leaves out
+    the allocations and jobs of those where it lacks C(read-job), whose volumes then stay (no job uses them).
+    O(namespace) plays no part.
 """
 
 EXAMPLES = r"""
@@ -77,14 +85,17 @@ moves:
   sample: [{"name": "pgdata", "namespace": "team-a", "jobs": ["pgdata-db"], "candidates": ["storage-1"],
             "resumed": false}]
 stays:
-  description: The node's volumes that do not move, each with C(name), C(namespace) and C(why).
+  description:
+    - The node's volumes that do not move, each with C(name), C(namespace), C(jobs) (those that want it, which then
+      wait) and C(why).
   returned: success
   type: list
   elements: dict
-  sample: [{"name": "scratch", "namespace": "team-a", "why": "no job of this drain uses it; move it by hand if wanted"}]
+  sample: [{"name": "scratch", "namespace": "team-a", "jobs": [],
+            "why": "no job of this drain uses it; move it by hand if wanted"}]
 """
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import plan_follow
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import plan_follow, waiting
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import every_node
@@ -99,6 +110,14 @@ def read(module):
     named = [n for n in nodes if p['node'] in (n.get('Name'), n.get('ID'))]
     volumes = client.get('volumes', params=dict(EVERY_NAMESPACE, type='host')) or []
     allocations = client.get('node/%s/allocations' % named[0]['ID']) if len(named) == 1 else []
+    waiting_jobs = [
+        job
+        for job in (
+            client.get('job/' + job_id, params={'namespace': namespace}, missing_ok=True)
+            for namespace, job_id in waiting(client.get('jobs', params=EVERY_NAMESPACE) or [])
+        )
+        if job
+    ]
     journals = []
     for stub in client.get('vars', params=dict(EVERY_NAMESPACE, prefix=JOURNALS)) or []:
         var = client.get('var/' + stub['Path'], params={'namespace': stub['Namespace']}, missing_ok=True)
@@ -106,7 +125,7 @@ def read(module):
             journals.append(
                 dict(namespace=stub['Namespace'], name=stub['Path'][len(JOURNALS) :], items=var.get('Items') or {})
             )
-    return dict(changed=False, **plan_follow(p, nodes, volumes, allocations or [], journals))
+    return dict(changed=False, **plan_follow(p, nodes, volumes, allocations or [], waiting_jobs, journals))
 
 
 def main():

@@ -52,9 +52,14 @@ def volume(name, node_id='n-b', namespace='team-a', plugin='zfs-dataset'):
     return {'ID': 'v-' + name, 'Name': name, 'Namespace': namespace, 'NodeID': node_id, 'PluginID': plugin}
 
 
-def nomad_with(drained=DRAINING, others=(), allocations=(), volumes=(), journals=None):
+def nomad_with(drained=DRAINING, others=(), allocations=(), volumes=(), journals=None, jobs=()):
     nodes = [drained] + list(others)
-    objects = {'nodes': [{'ID': n['ID']} for n in nodes], 'volumes': list(volumes), 'vars': []}
+    objects = {'nodes': [{'ID': n['ID']} for n in nodes], 'volumes': list(volumes), 'vars': [], 'jobs': []}
+    for job, queued in jobs:
+        summary = {'g': {'Queued': queued, 'Running': 0}}
+        objects['jobs'].append({'ID': job['ID'], 'Namespace': job['Namespace'], 'Status': 'pending',
+                                'JobSummary': {'Summary': summary}})  # fmt: skip
+        objects['job/' + job['ID']] = job
     objects.update(('node/' + n['ID'], n) for n in nodes)
     objects['node/%s/allocations' % drained['ID']] = list(allocations)
     for (namespace, name), items in (journals or {}).items():
@@ -96,21 +101,32 @@ def test_a_drained_nodes_volumes_in_use_follow_to_the_nodes_that_could_take_them
              resumed=False),
     ]  # fmt: skip
     assert result['stays'] == [
-        dict(name='scratch', namespace='team-a', why='no job of this drain uses it; move it by hand if wanted')
+        dict(name='scratch', namespace='team-a', jobs=[], why='no job of this drain uses it; move it by hand if wanted')
     ]
     assert result['node']['name'] == 'storage-b' and not nomad.writes()
     # Every namespace is read, and each journal in the namespace it is in.
-    assert [c[2] for c in nomad.calls if c[1] in ('volumes', 'vars')] == [
+    assert [c[2] for c in nomad.calls if c[1] in ('volumes', 'jobs', 'vars')] == [
         {'namespace': '*', 'type': 'host'},
+        {'namespace': '*'},
         {'namespace': '*', 'prefix': 'nomad-zfs-csi/moves/'},
     ]
 
 
 def test_a_move_under_way_from_the_node_goes_on_first_to_where_its_journal_says(run_main, monkeypatch):
     journals = {
-        ('team-a', 'pgdata'): {'source_node_id': 'n-b', 'to': 'storage-a', 'done': 'stop,send'},
+        ('team-a', 'pgdata'): {
+            'source_node_id': 'n-b',
+            'to': 'storage-a',
+            'done': 'stop,send',
+            'volume': '{"id": "v-pgdata"}',
+        },
         ('team-b', 'logs'): {'source_node_id': 'n-b', 'to': 'storage-a', 'kind': 'failover'},  # not a drain's
         ('team-b', 'web'): {'source_node_id': 'n-x', 'to': 'storage-b'},  # from another node
+        # Whoever may write a journal may write anything in it: a name that is no volume's, no target, or another
+        # volume's ID than Nomad has of that name.
+        ('team-a', 'x/y'): {'source_node_id': 'n-b', 'to': 'storage-a'},
+        ('team-a', 'notarget'): {'source_node_id': 'n-b', 'to': None},
+        ('team-a', 'queue'): {'source_node_id': 'n-b', 'to': 'storage-a', 'volume': '{"id": "v-forged"}'},
     }
     nomad = nomad_with(
         others=[node('n-a', 'storage-a')],
@@ -119,9 +135,11 @@ def test_a_move_under_way_from_the_node_goes_on_first_to_where_its_journal_says(
         journals=journals,
     ).install(monkeypatch)
     result = run_main(nomad_host_volume_follow_plan, {'node': 'n-b'})
-    assert result['moves'] == [
-        dict(name='pgdata', namespace='team-a', jobs=[], candidates=['storage-a'], resumed=True),
-        dict(name='queue', namespace='team-a', jobs=['q'], candidates=['storage-a'], resumed=False),
+    assert result['moves'] == [dict(name='pgdata', namespace='team-a', jobs=[], candidates=['storage-a'], resumed=True)]
+    assert [(s['name'], s['why']) for s in result['stays']] == [
+        ('notarget', 'its journal names no node to move it to; check it, then move it by hand'),
+        ('queue', 'its journal is of another volume (v-forged) than Nomad has; check it, then move it by hand'),
+        ('x/y', 'its journal nomad-zfs-csi/moves/x/y names no volume; check it, then move it by hand'),
     ]
     assert ('get', 'var/nomad-zfs-csi/moves/logs', {'namespace': 'team-b'}) in nomad.calls
 
@@ -162,7 +180,8 @@ def test_a_volume_with_nowhere_to_go_stays_with_the_jobs_that_wait(run_main, mon
         dict(
             name='pgdata',
             namespace='team-a',
-            why='no other node is ready, eligible and has plugin zfs-dataset without a volume of that name; db wait',
+            jobs=['db'],
+            why='no other node is ready, eligible and has plugin zfs-dataset without a volume of that name',
         )
     ]
 
@@ -171,3 +190,31 @@ def test_an_unknown_node_is_refused_naming_the_field(run_main, monkeypatch):
     nomad_with().install(monkeypatch)
     result = run_main(nomad_host_volume_follow_plan, {'node': 'nowhere'})
     assert result['failed'] and result['msg'].startswith('Nomad has no node nowhere; name one of'), result
+
+
+def test_a_job_waiting_to_be_placed_takes_its_volume_and_a_job_of_two_volumes_leaves_both(run_main, monkeypatch):
+    """The drain stopped db's allocation before the follow read the node, and Nomad could not place its replacement;
+    a server east of UTC writes the drain's start with its offset. etl mounts two of the node's volumes."""
+    east = dict(copy.deepcopy(DRAINING))
+    east['LastDrain']['StartedAt'] = '2026-12-02T05:03:24+01:00'
+    group = {'Name': 'g', 'Volumes': {'data': {'Type': 'host', 'Source': 'pgdata'}}}
+    db = {'ID': 'db', 'Namespace': 'team-a', 'TaskGroups': [group]}
+    two = {'Name': 'g', 'Volumes': {'a': {'Type': 'host', 'Source': 'in'}, 'b': {'Type': 'host', 'Source': 'out'}}}
+    etl = {'ID': 'etl', 'Namespace': 'team-a', 'TaskGroups': [two]}
+    idle = {'ID': 'idle', 'Namespace': 'team-a', 'TaskGroups': [group]}
+    migrated = alloc('cache', 'other', DesiredStatus='stop', ClientStatus='complete',
+                     DesiredTransition={'Migrate': True}, ModifyTime=STARTED_NS + 10**9)  # fmt: skip
+    nomad_with(
+        drained=east,
+        others=[node('n-a', 'storage-a')],
+        allocations=[migrated, alloc('etl', 'in', Job=etl)],
+        volumes=[volume('pgdata'), volume('in'), volume('out'), volume('other')],
+        jobs=[(db, 1), (etl, 0), (idle, 0)],
+    ).install(monkeypatch)
+    result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'})
+    assert [(m['name'], m['jobs']) for m in result['moves']] == [('other', ['cache']), ('pgdata', ['db'])]
+    why = 'etl also use %s on this node, and a move takes one volume of a job at a time; move them by hand to one node'
+    assert [(s['name'], s['jobs'], s['why']) for s in result['stays']] == [
+        ('in', ['etl'], why % 'out'),
+        ('out', ['etl'], why % 'in'),
+    ]
