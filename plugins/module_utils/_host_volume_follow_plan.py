@@ -85,14 +85,15 @@ def _users(allocations, waiting_jobs, started):
     return dict((key, sorted(jobs)) for key, jobs in users.items())
 
 
-def waiting(job_stubs):
-    """The jobs of a list (GET /v1/jobs) with allocations that Nomad could not place yet: (namespace, ID) each."""
-    return [
-        (stub.get('Namespace') or 'default', stub['ID'])
-        for stub in job_stubs
-        if stub.get('Status') != 'dead'
-        and any((group or {}).get('Queued') for group in ((stub.get('JobSummary') or {}).get('Summary') or {}).values())
-    ]
+# The evaluations Nomad keeps of jobs with allocations it could not place yet (GET /v1/evaluations).
+BLOCKED = 'Status == "blocked"'
+
+
+def waiting(evaluations):
+    """The jobs of blocked evaluations, (namespace, ID) each, once."""
+    return sorted(
+        set((e.get('Namespace') or 'default', e['JobID']) for e in evaluations if e.get('Status') == 'blocked')
+    )
 
 
 def _candidates(node, nodes, plugin_id, name):

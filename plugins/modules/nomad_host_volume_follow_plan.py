@@ -13,16 +13,17 @@ module: nomad_host_volume_follow_plan
 short_description: Decide, from Nomad, which host volumes a drained node's jobs take with them, and where to try
 version_added: 0.2.0
 description:
-  - Reads the node O(node), every node, the host volumes and the jobs in all namespaces, the node's allocations and
-    the journals of moves under way, and says which of the node's O(plugin_id) volumes follow their jobs off it. It
-    changes nothing. The C(follow) entry point of the C(nomad_zfs.csi.host_volume_move) role moves each.
+  - Reads the node O(node), every node, the host volumes and the blocked evaluations in all namespaces, the node's
+    allocations and the journals of moves under way, and says which of the node's O(plugin_id) volumes follow their
+    jobs off it. It changes nothing. The C(follow) entry point of the C(nomad_zfs.csi.host_volume_move) role moves
+    each.
   - Only a drain asks it. A node that drains, or whose drain completed while it stays ineligible, has volumes to
     move; one whose drain was cancelled, or that never drained, has none (RV(following) is false, RV(why) says why).
   - A volume follows when a job uses it there. That is, a group mounts it (a host volume C(source) in the volume's
     namespace), and either has an allocation on the node that still runs or that this drain migrated away, or has
-    allocations that Nomad could not place yet (a drain's replacement waits for its volume). Other volumes stay, each
-    with why in RV(stays); so does a volume whose jobs also use another volume on the node, since a move takes one
-    volume of a job at a time.
+    allocations that Nomad could not place yet (a blocked evaluation: a drain's replacement waits for its volume).
+    Other volumes stay, each with why in RV(stays); so does a volume whose jobs also use another volume on the node,
+    since a move takes one volume of a job at a time.
   - For each volume it names the other nodes to try, in order of name (RV(moves)). Those are ready, eligible, not
     draining, report O(plugin_id), and hold no volume of that name. Whether one holds a current replica is the move's
     to decide, on both nodes' datasets, and it refuses before any change where it does not.
@@ -95,7 +96,11 @@ stays:
             "why": "no job of this drain uses it; move it by hand if wanted"}]
 """
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import plan_follow, waiting
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import (
+    BLOCKED,
+    plan_follow,
+    waiting,
+)
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import every_node
@@ -114,7 +119,9 @@ def read(module):
         job
         for job in (
             client.get('job/' + job_id, params={'namespace': namespace}, missing_ok=True)
-            for namespace, job_id in waiting(client.get('jobs', params=EVERY_NAMESPACE) or [])
+            for namespace, job_id in waiting(
+                client.get('evaluations', params=dict(EVERY_NAMESPACE, filter=BLOCKED)) or []
+            )
         )
         if job
     ]

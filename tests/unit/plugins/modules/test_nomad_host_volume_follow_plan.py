@@ -54,11 +54,13 @@ def volume(name, node_id='n-b', namespace='team-a', plugin='zfs-dataset'):
 
 def nomad_with(drained=DRAINING, others=(), allocations=(), volumes=(), journals=None, jobs=()):
     nodes = [drained] + list(others)
-    objects = {'nodes': [{'ID': n['ID']} for n in nodes], 'volumes': list(volumes), 'vars': [], 'jobs': []}
-    for job, queued in jobs:
-        summary = {'g': {'Queued': queued, 'Running': 0}}
-        objects['jobs'].append({'ID': job['ID'], 'Namespace': job['Namespace'], 'Status': 'pending',
-                                'JobSummary': {'Summary': summary}})  # fmt: skip
+    objects = {'nodes': [{'ID': n['ID']} for n in nodes], 'volumes': list(volumes), 'vars': [], 'evaluations': []}
+    for job, blocked in jobs:
+        # Nomad filters by the query; the fake lists the complete evaluations too, which the planner leaves out.
+        for status in ['blocked'] * blocked + ['complete']:
+            objects['evaluations'].append(
+                {'ID': 'e', 'JobID': job['ID'], 'Namespace': job['Namespace'], 'Status': status}
+            )
         objects['job/' + job['ID']] = job
     objects.update(('node/' + n['ID'], n) for n in nodes)
     objects['node/%s/allocations' % drained['ID']] = list(allocations)
@@ -105,9 +107,9 @@ def test_a_drained_nodes_volumes_in_use_follow_to_the_nodes_that_could_take_them
     ]
     assert result['node']['name'] == 'storage-b' and not nomad.writes()
     # Every namespace is read, and each journal in the namespace it is in.
-    assert [c[2] for c in nomad.calls if c[1] in ('volumes', 'jobs', 'vars')] == [
+    assert [c[2] for c in nomad.calls if c[1] in ('volumes', 'evaluations', 'vars')] == [
         {'namespace': '*', 'type': 'host'},
-        {'namespace': '*'},
+        {'namespace': '*', 'filter': 'Status == "blocked"'},
         {'namespace': '*', 'prefix': 'nomad-zfs-csi/moves/'},
     ]
 
@@ -209,7 +211,7 @@ def test_a_job_waiting_to_be_placed_takes_its_volume_and_a_job_of_two_volumes_le
         others=[node('n-a', 'storage-a')],
         allocations=[migrated, alloc('etl', 'in', Job=etl)],
         volumes=[volume('pgdata'), volume('in'), volume('out'), volume('other')],
-        jobs=[(db, 1), (etl, 0), (idle, 0)],
+        jobs=[(db, 2), (etl, 0), (idle, 0)],
     ).install(monkeypatch)
     result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'})
     assert [(m['name'], m['jobs']) for m in result['moves']] == [('other', ['cache']), ('pgdata', ['db'])]
