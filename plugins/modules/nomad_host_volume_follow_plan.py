@@ -21,9 +21,9 @@ description:
     move; one whose drain was cancelled, or that never drained, has none (RV(following) is false, RV(why) says why).
   - A volume follows when a job uses it there. That is, a group mounts it (a host volume C(source) in the volume's
     namespace), and either has an allocation on the node that still runs or that this drain migrated away, or has
-    allocations that Nomad could not place yet (a blocked evaluation: a drain's replacement waits for its volume).
-    Other volumes stay, each with why in RV(stays); so does a volume whose jobs also use another volume on the node,
-    since a move takes one volume of a job at a time.
+    allocations that Nomad could not place yet (a blocked evaluation, as of a drain's replacement that waits for its
+    volume). Other volumes stay, each with why in RV(stays); so does a volume whose jobs also use another volume on
+    the node, since a move takes one volume of a job at a time.
   - For each volume it names the other nodes to try, in order of name (RV(moves)). Those are ready, eligible, not
     draining, report O(plugin_id), and hold no volume of that name. Whether one holds a current replica is the move's
     to decide, on both nodes' datasets, and it refuses before any change where it does not.
