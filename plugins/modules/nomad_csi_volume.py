@@ -31,7 +31,7 @@ description:
     options for one volume, and every item is checked before Nomad is called, so a bad item changes
     nothing. Nomad is asked for its list of volumes once; then each listed volume that is to stay is read,
     and only what differs is written. A second run costs one list call, those reads, and no write.
-  - Every write retries for up to 120 seconds while Nomad answers V(plugin has no controller) (for a
+  - Every write retries for up to 300 seconds while Nomad answers V(plugin has no controller) (for a
     while after a plugin turns healthy) or the plugin answers gRPC V(Aborted) (an operation on the
     volume is still in progress, for example the node unstaging it for an allocation that just stopped)
     or V(Unavailable) (the controller is restarting, for example while its job is updated).
