@@ -6,9 +6,10 @@
 
 NomadModule.apply(steps, retry=csi_write_retryable) makes such a call again for up to RETRY_SECONDS:
 - Nomad's 500 "plugin has no controller", seen in CI on a fresh dev agent right after the plugin read healthy
-  (once for more than 30 s on a busy emulated VM, and on 2026-12-02 for more than 120 s in two runs, CI's and a
-  rehearsal's: Nomad sets it from the controller's last fingerprint, which a failed probe leaves empty), and its 500 "no healthy controllers for CSI plugin", seen while
-  the controller task restarted (its variable changed) under a create; Nomad refuses before calling the plugin.
+  (once for more than 30 s on a busy emulated VM, and on 2026-12-02 for more than 120 s in a rehearsal: Nomad sets
+  it from the controller's last fingerprint, which a failed probe leaves empty). Its 500 "no healthy controllers
+  for CSI plugin", seen while the controller task restarted (its variable changed) under a create. Nomad refuses
+  both before calling the plugin.
 - The plugin's gRPC Aborted, which CSI defines as "an operation is pending for this volume, retry": democratic-csi
   answers it to a DeleteVolume that arrives while the node still unstages the volume for an allocation that just
   stopped.
