@@ -266,7 +266,7 @@ def test_the_follow_rulebook_runs_the_follow_playbook_when_a_drain_starts(acl, t
     which says that nothing had to move. The moves themselves are two_nodes/test_move_and_failover.py's."""
     acl, tls = acl
     token = acl.token_for('nzc-events-rulebook', FOLLOWER)
-    [node] = [n for n in acl.api('GET', '/v1/nodes')]
+    [node] = acl.api('GET', '/v1/nodes')
     (tmp_path / 'inventory.yml').write_text(
         'nomad:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n'
         % (BIN / 'python')

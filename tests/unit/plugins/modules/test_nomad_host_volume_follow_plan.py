@@ -52,8 +52,8 @@ def volume(name, node_id='n-b', namespace='team-a', plugin='zfs-dataset'):
     return {'ID': 'v-' + name, 'Name': name, 'Namespace': namespace, 'NodeID': node_id, 'PluginID': plugin}
 
 
-def nomad_with(drained=DRAINING, others=(), allocations=(), volumes=(), journals=None, jobs=()):
-    nodes = [drained] + list(others)
+def nomad_with(drained=None, others=(), allocations=(), volumes=(), journals=None, jobs=()):
+    nodes = [drained or DRAINING] + list(others)
     objects = {'nodes': [{'ID': n['ID']} for n in nodes], 'volumes': list(volumes), 'vars': [], 'evaluations': []}
     for job, blocked in jobs:
         # Nomad filters by the query; the fake lists the complete evaluations too, which the planner leaves out.
@@ -63,7 +63,7 @@ def nomad_with(drained=DRAINING, others=(), allocations=(), volumes=(), journals
             )
         objects['job/' + job['ID']] = job
     objects.update(('node/' + n['ID'], n) for n in nodes)
-    objects['node/%s/allocations' % drained['ID']] = list(allocations)
+    objects['node/%s/allocations' % nodes[0]['ID']] = list(allocations)
     for (namespace, name), items in (journals or {}).items():
         path = 'nomad-zfs-csi/moves/' + name
         objects['vars'].append({'Namespace': namespace, 'Path': path})
