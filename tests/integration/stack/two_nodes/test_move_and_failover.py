@@ -21,11 +21,12 @@ from node_b import NAME as B_NAME
 from node_b import crash, cut_off, lose, reconnect, start, task_pids
 from replicating_nodes import A_PULL, A_REPLICAS, B_PULL, B_REPLICAS
 from test_host_volume_plugin import MARK, props
-from zfsvm_client import playbook_said, pull, wait_until
+from zfsvm_client import changed, playbook_said, pull, wait_until
 
 MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
 FAILOVER = REPO / 'playbooks' / 'failover_host_volume.yml'
 REJOIN = REPO / 'playbooks' / 'rejoin_host_volume.yml'
+FOLLOW = REPO / 'playbooks' / 'follow_drain.yml'
 # Tenant demo may mount host volumes named demo-* (inventories/local), and the mover moves only tenants' volumes.
 NAMESPACE, VOLUME = 'demo', 'demo-mv'
 A_DATASET, B_DATASET = '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, VOLUME), '%s/%s/%s' % (B_VOLUMES, NAMESPACE, VOLUME)
@@ -331,8 +332,12 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
         with follow_rulebook(stack, tmp_path, mover(stack), hosts) as rulebook:
             drain(stack, b_node, True)
             said = rulebook.wait_for('The drain of %s:' % B_NAME, timeout=900, why='the follow of the drain')
+        # The same follow by hand while B is still drained: nothing is left to move, and nothing changes.
+        again_follow = move(stack, playbook=FOLLOW, node=B_NAME)
     finally:
         drain(stack, b_node, False)
+    assert changed(again_follow)['nomad-dev'] == 0, playbook_said(again_follow)
+    assert 'The drain of %s: 0 could not move.' % B_NAME in again_follow.stdout, again_follow.stdout[-3000:]
     assert 'The drain of %s: %s/%s moved to %s; 0 could not move.' % (B_NAME, NAMESPACE, VOLUME, a_node['Name']) in (
         said
     ), said[-3000:]
