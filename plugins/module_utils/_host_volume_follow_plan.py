@@ -139,6 +139,17 @@ def _resumed(node, journals, volumes):
     return moves, stays
 
 
+def the_node(nodes, name):
+    """The one node of that name or ID, or the refusal that names the field."""
+    named = [n for n in nodes if name in (n.get('Name'), n.get('ID'))]
+    if len(named) != 1:
+        raise PlanError(
+            'Nomad has %s node %s; name one of `nomad node status` (node).'
+            % ('no' if not named else 'more than one', name)
+        )
+    return named[0]
+
+
 def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
     """p: node (name or ID), plugin_id. nodes: every node read whole; volumes: the host volumes Nomad lists in all
     namespaces; allocations: the node's; waiting_jobs: the jobs (read whole) with allocations not placed yet;
@@ -146,13 +157,7 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
 
     Returns node (summary), following (whether a drain asks anything), why (when not), moves (each with name,
     namespace, jobs, candidates and resumed) and stays (each with name, namespace, jobs that wait for it, and why)."""
-    named = [n for n in nodes if p['node'] in (n.get('Name'), n.get('ID'))]
-    if len(named) != 1:
-        raise PlanError(
-            'Nomad has %s node %s; name one of `nomad node status` (node).'
-            % ('no' if not named else 'more than one', p['node'])
-        )
-    node = named[0]
+    node = the_node(nodes, p['node'])
     started, why = drain_of(node)
     result = dict(node=summary(node), following=why is None, why=None, moves=[], stays=[])
     if why:
@@ -174,7 +179,7 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
         key = (vol.get('Namespace'), vol.get('Name'))
         jobs = users.get(key, [])
         stay = dict(name=key[1], namespace=key[0], jobs=jobs)
-        candidates = _candidates(node, nodes, p['plugin_id'], key[1])
+        candidates = _candidates(node, nodes, p['plugin_id'], key[1]) if jobs and key not in shared else []
         if not jobs:
             result['stays'].append(dict(stay, why='no job of this drain uses it; move it by hand if wanted'))
         elif key in shared:

@@ -99,6 +99,7 @@ stays:
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import (
     BLOCKED,
     plan_follow,
+    the_node,
     waiting,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
@@ -112,9 +113,9 @@ JOURNALS = journal_path('')
 def read(module):
     client, p = module.client, module.params
     nodes = every_node(client)
-    named = [n for n in nodes if p['node'] in (n.get('Name'), n.get('ID'))]
+    node = the_node(nodes, p['node'])
     volumes = client.get('volumes', params=dict(EVERY_NAMESPACE, type='host')) or []
-    allocations = client.get('node/%s/allocations' % named[0]['ID']) if len(named) == 1 else []
+    allocations = client.get('node/%s/allocations' % node['ID'])
     waiting_jobs = [
         job
         for job in (
