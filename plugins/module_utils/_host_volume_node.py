@@ -12,9 +12,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 # The zfs-dataset plugin's marks (roles/host_volume_plugin/files/zfs-dataset.py): the volume a dataset belongs to,
-# and the node its data moved to.
+# and the node its data moved to; and the fence watchdog's (files/zfs-fence): when it fenced the volume.
 MARK = 'nomad-zfs-csi:host-volume-id'
 MOVED = 'nomad-zfs-csi:moved-to'
+FENCED = 'nomad-zfs-csi:fenced-at'
 # What the zfs_replication role's schedules read on each dataset: sanoid's snapshots and syncoid's pulls.
 SNAPSHOTS = 'com.sun:auto-snapshot'
 SYNC = 'syncoid:sync'

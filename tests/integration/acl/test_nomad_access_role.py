@@ -188,6 +188,11 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
     assert allowed[0] != 403 and 'could not place volume' in allowed[1], allowed
     assert acl.api('PUT', '/v1/volume/host/create', host_volume('default'), token=hv)[0] == 403
     assert acl.api('GET', '/v1/jobs?namespace=nzc-e', token=hv)[0] == 403
+    # The fence watchdog's node metadata, which the role writes (host_volume_plugin_fence_after); not a tenant.
+    meta = {'Meta': {'nomad_zfs_csi.fence_after': '30'}}
+    assert acl.api('POST', '/v1/client/metadata', meta, token=hv)['Dynamic']['nomad_zfs_csi.fence_after'] == '30'
+    assert acl.api('POST', '/v1/client/metadata', meta, token=submitter)[0] == 403
+    acl.api('POST', '/v1/client/metadata', {'Meta': {'nomad_zfs_csi.fence_after': None}}, token=hv)
     # The tenant's job may mount a host volume its policy names, and no other.
     assert 'EvalID' in acl.api('PUT', '/v1/jobs', host_volume_job('e-data'), token=submitter)
     refused = acl.api('PUT', '/v1/jobs', host_volume_job('other-data'), token=submitter)

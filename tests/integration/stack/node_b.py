@@ -128,7 +128,12 @@ def reconnect(vm):
 
 def stop(vm):
     reconnect(vm)
-    vm.sh('systemctl stop %s 2>/dev/null; systemctl reset-failed %s 2>/dev/null' % (UNIT, UNIT), check=False)
+    # And its fence watchdog, where a test turned it on (host_volume_plugin_fence_after).
+    vm.sh(
+        'systemctl stop %s nomad-zfs-csi-fence@%s 2>/dev/null; systemctl reset-failed %s 2>/dev/null; '
+        'rm -f /etc/nomad-zfs-csi/fence/%s.*' % (UNIT, UNIT, UNIT, UNIT),
+        check=False,
+    )
     vm.sh(
         "awk -v d=%s/ 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l; "
         'rm -rf %s; zpool destroy -f %s; rm -f %s /etc/nzc/nomad-b.hcl' % (DATA_DIR, DATA_DIR, POOL, IMAGE),

@@ -18,7 +18,8 @@ from follow_rulebook import follow_rulebook
 from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import NAME as B_NAME
-from node_b import crash, cut_off, lose, reconnect, start, task_pids
+from node_b import UNIT as B_UNIT
+from node_b import crash, cut_off, lose, plugin_role, reconnect, start, task_pids
 from replicating_nodes import A_PULL, A_REPLICAS, B_PULL, B_REPLICAS
 from test_host_volume_plugin import MARK, props
 from zfsvm_client import changed, playbook_said, pull, wait_until
@@ -34,10 +35,16 @@ A_DATASET, B_DATASET = '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, VOLUME), '%s/%s/%s
 ON_B, ON_A = '%s/127.0.0.1/%s' % (B_REPLICAS, A_DATASET), '%s/127.0.0.1/%s' % (A_REPLICAS, B_DATASET)
 MIB = 1048576
 MOVED = 'nomad-zfs-csi:moved-to'
+FENCED = 'nomad-zfs-csi:fenced-at'
 # demo-fs's group stops itself this many seconds after its client lost the server; the failover waits twice that plus
 # this margin after the node went down. Longer than the heartbeat TTL (10 to 20 s here): with 10 s, a connected
 # client stopped demo-fs itself between two heartbeats.
 FENCE_AFTER, FENCE_MARGIN = 30, 5
+# Node B's fence watchdog fences B this many seconds after B was last seen ready (host_volume_plugin_fence_after).
+WATCHDOG_AFTER = 20
+FENCE = '/usr/local/libexec/nomad-zfs-csi/zfs-fence'
+# A task that writes all the time: a line every half second.
+WRITER = 'echo "$NOMAD_ALLOC_ID" > /data/first; while true; do date +%s.%N >> /data/beat; sleep 0.5; done'
 # The first allocation leaves its ID; one that finds it copies it to `seen` and writes 1 MiB more.
 SCRIPT = (
     'if [ -f /data/first ]; then cat /data/first > /data/seen; head -c 1048576 /dev/urandom > /data/second; '
@@ -110,7 +117,7 @@ def b_back(stack, vm, two_nodes):
         wait_until(lambda: stack.get('/v1/node/' + two_nodes[1]['ID'])['Status'] == 'ready', timeout=180, why='B back')
 
 
-def volume_with_job(stack, name, node, dataset, stop_on_client_after=None):
+def volume_with_job(stack, name, node, dataset, stop_on_client_after=None, script=SCRIPT):
     """Volume `name` made on node, and job `name` running there, once it wrote its first file; its allocation."""
     made = stack.module(
         'nomad_host_volume',
@@ -127,7 +134,7 @@ def volume_with_job(stack, name, node, dataset, stop_on_client_after=None):
         'PUT',
         '/v1/jobs',
         host_volume_job(
-            name, name, SCRIPT, sticky=True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE
+            name, name, script, sticky=True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE
         ),
     )
     first = wait_until(lambda: running(stack, node['ID'], name), timeout=180, why='job %s running' % name)
@@ -497,3 +504,89 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     fingerprint = stack.get('/v1/node/' + b_node['ID']).get('HostVolumes') or {}
     assert held['rc'] != 0 and 'volume name already exists on this node' in held['msg'], (held, fingerprint)
     assert volumes(stack, name) == [(new_id, a_node['ID'])]
+
+
+def test_node_bs_watchdog_fences_its_volumes_once_it_is_out_of_contact_for_fence_after(
+    stack, vm, two_nodes, gone_after, b_back
+):
+    """Node B's fence watchdog (host_volume_plugin_fence_after): an agent stalled for less than fence_after changes
+    nothing; once B's agent has been dead that long, the task it left writing is killed and the volume is read-only,
+    marked with the time. The fence stays once B is back, and ends by `zfs-fence release` while Nomad still lists the
+    volume on B. Turned off, the watchdog stops and the node no longer advertises it."""
+    b_node = two_nodes[1]
+    name = 'demo-wd'
+    dataset = '%s/%s/%s' % (B_VOLUMES, NAMESPACE, name)
+    conf = '/etc/nomad-zfs-csi/fence/%s.conf' % B_UNIT
+    gone_after(name)
+    watchdog = {
+        'host_volume_plugin_fence_after': WATCHDOG_AFTER,
+        'host_volume_plugin_fence_nomad_token': stack.secret('host-volume-operator'),
+    }
+    ran = plugin_role(stack, **watchdog)
+    assert changed(ran)['zfsvm'] > 0, playbook_said(ran)
+    assert changed(plugin_role(stack, **watchdog))['zfsvm'] == 0
+    assert vm.sh('systemctl is-active nomad-zfs-csi-fence@%s' % B_UNIT).stdout.strip() == 'active'
+    assert stack.secret('host-volume-operator') not in vm.sh('journalctl -u nomad-zfs-csi-fence@%s' % B_UNIT).stdout
+    wait_until(
+        lambda: stack.get('/v1/node/' + b_node['ID'])['Meta'].get('nomad_zfs_csi.fence_after') == str(WATCHDOG_AFTER),
+        timeout=60,
+        why="B's metadata advertising the watchdog",
+    )
+    first = volume_with_job(stack, name, b_node, dataset, script=WRITER)
+
+    def fence_marks():
+        return vm.zfs('get', '-H', '-o', 'value', 'readonly,' + FENCED, dataset).stdout.split()
+
+    def beats():
+        return int(vm.sh('wc -l < /%s/beat' % dataset).stdout)
+
+    # A stall shorter than fence_after (and than the heartbeat's TTL): nothing is fenced.
+    vm.sh('systemctl kill -s STOP %s; sleep 6; systemctl kill -s CONT %s' % (B_UNIT, B_UNIT))
+    time.sleep(WATCHDOG_AFTER)
+    assert fence_marks() == ['off', '-'] and task_pids(vm, first['ID'])
+
+    # B's agent dies and leaves its task writing: the watchdog kills it once B was last seen ready fence_after ago.
+    crash(vm)
+    crashed = time.monotonic()
+    written = beats()
+    wait_until(lambda: not task_pids(vm, first['ID']), timeout=3 * WATCHDOG_AFTER, why='the task killed by the fence')
+    took = time.monotonic() - crashed
+    # Last seen ready at most one check (5 s) before the crash; the VM's slowness only delays the fence.
+    assert WATCHDOG_AFTER - 6 <= took, took
+    assert beats() > written
+    readonly, fenced_at = fence_marks()
+    assert readonly == 'on' and re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', fenced_at), fenced_at
+    stopped = beats()
+    refused_write = vm.sh('echo root > /%s/after-the-fence' % dataset, check=False)
+    assert refused_write.returncode != 0 and 'Read-only file system' in refused_write.stderr
+    logged = vm.sh('journalctl -u nomad-zfs-csi-fence@%s' % B_UNIT).stdout
+    assert 'fenced %s' % dataset in logged and 'killed task ' in logged, logged[-2000:]
+    assert 'out of contact: no answer from the agent' in logged, logged[-2000:]
+    # Only the job's tasks: not B's other tasks, which see the volume at its mountpoint (a raw_exec one does).
+    killed = set(re.findall(r'killed task \S*/([0-9a-f-]{36})\.[^/\s]+\.scope', logged))
+    allocations = {a['ID'] for a in stack.get('/v1/job/%s/allocations?namespace=%s' % (name, NAMESPACE))}
+    assert first['ID'] in killed and killed <= allocations, (killed, allocations)
+
+    # B comes back: the fence stays (another node may hold the volume by now), until released while Nomad still
+    # lists the volume on B.
+    start(vm)
+    wait_until(lambda: stack.get('/v1/node/' + b_node['ID'])['Status'] == 'ready', timeout=180, why='node B back')
+    assert fence_marks() == ['on', fenced_at] and beats() == stopped
+    not_one = vm.sh('python3 -IS %s release %s demo/nothing' % (FENCE, conf), check=False)
+    assert not_one.returncode == 1 and 'is no volume of the zfs-dataset plugin' in not_one.stderr, not_one.stderr
+    # With a token that may read the volume: the mover's.
+    released = vm.sh(
+        'NOMAD_TOKEN=%s python3 -IS %s release %s %s/%s' % (mover(stack), FENCE, conf, NAMESPACE, name), check=False
+    )
+    assert released.returncode == 0, released.stderr
+    assert fence_marks() == ['off', '-']
+
+    off = plugin_role(stack, host_volume_plugin_fence_after=0)
+    assert changed(off)['zfsvm'] > 0, playbook_said(off)
+    assert vm.sh('systemctl is-active nomad-zfs-csi-fence@%s' % B_UNIT, check=False).stdout.strip() == 'inactive'
+    assert vm.sh('test -e %s' % conf, check=False).returncode != 0
+    wait_until(
+        lambda: 'nomad_zfs_csi.fence_after' not in stack.get('/v1/node/' + b_node['ID'])['Meta'],
+        timeout=60,
+        why='the watchdog no longer advertised',
+    )

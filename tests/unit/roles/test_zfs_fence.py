@@ -1,0 +1,262 @@
+"""The fence watchdog's decisions (roles/host_volume_plugin/files/zfs-fence): its configuration, when the node counts
+as out of contact, which volumes it fences and which processes it kills, and when a fence may end. What real zfs,
+Nomad and a task do with it is tested on the VM (tests/integration/stack/two_nodes/test_move_and_failover.py, the
+watchdog's test)."""
+
+import http.server
+import importlib.machinery
+import importlib.util
+import json
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.nomad_zfs.csi.plugins.module_utils import _host_volume_node as node
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+
+WATCHDOG = str(Path(__file__).resolve().parents[3] / 'roles' / 'host_volume_plugin' / 'files' / 'zfs-fence')
+SPEC = importlib.util.spec_from_loader('zfs_fence', importlib.machinery.SourceFileLoader('zfs_fence', WATCHDOG))
+fence = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(fence)
+
+CONF = 'addr=http://127.0.0.1:5656\nnode_id=5d0c4b1e-0f7a-4c2e-9d51-1b2f3c4d5e6f\nparent=nodeb/nomad/volumes\nfence_after=20\n'
+# Captured on the VM (OpenZFS 2.3.2, Nomad v1.11.3) by the watchdog test: node B's volumes before and after the
+# fence, and the cgroup and mountinfo of the host's pid 1, of systemd-udevd (a service in a mount namespace of its
+# own, which sees the volume too) and of the exec task that mounts the volume.
+CAPTURED = json.loads((FIXTURES / 'zfs_fence_2.3.2.json').read_text())
+DATASET = 'nodeb/nomad/volumes/demo/demo-wd'
+
+
+def conf(**changes):
+    values = fence.read_conf(CONF)
+    values.update(changes)
+    return values
+
+
+def test_the_marks_are_the_plugins_as_the_collection_reads_them():
+    assert (fence.MARK, fence.MOVED, fence.FENCED) == (node.MARK, node.MOVED, node.FENCED)
+
+
+@pytest.mark.parametrize(
+    'text, named',
+    [
+        (CONF.replace('fence_after=20', 'fence_after=9'), 'fence_after is'),
+        (CONF.replace('fence_after=20', 'fence_after=1m'), 'fence_after is'),
+        (CONF.replace('parent=nodeb/nomad/volumes', 'parent=nodeb'), 'parent is'),
+        (CONF.replace('parent=nodeb/nomad/volumes', 'parent=nodeb/x y'), 'parent is'),
+        (CONF.replace('http://', 'file://'), 'addr is'),
+        (CONF.replace('node_id=', 'nodeid='), 'unknown key nodeid, no node_id'),
+        (CONF + 'token=abc\n', 'unknown key token'),
+    ],
+)
+def test_a_bad_configuration_is_refused_naming_the_key(text, named):
+    with pytest.raises(fence.FenceError, match=named):
+        fence.read_conf(text)
+
+
+def test_four_checks_at_least_within_fence_after():
+    assert [fence.period(s) for s in (10, 20, 60, 3600)] == [2, 5, 5, 5]
+    assert fence.read_conf(CONF)['token_file'] == ''
+
+
+@pytest.mark.parametrize(
+    'status, body, why',
+    [
+        (200, json.dumps({'Status': 'ready'}), ''),
+        (200, json.dumps({'Status': 'down'}), 'the servers see the node down'),
+        (200, json.dumps({'Status': 'disconnected'}), 'the servers see the node disconnected'),
+        (200, 'not json', 'an answer that is not a node'),
+        (200, '[]', 'an answer that is not a node'),
+        (403, 'HTTP 403 Forbidden', 'HTTP 403 Forbidden'),
+        (0, '', 'HTTP 0'),
+    ],
+)
+def test_only_a_node_the_servers_see_ready_is_in_contact(status, body, why):
+    assert fence.contact(status, body) == why
+
+
+def test_every_marked_volume_is_fenced_once_in_one_zfs_process():
+    before, after = (fence.parse_volumes(CAPTURED[key]) for key in ('listing_before', 'listing_fenced'))
+    # The parent and the namespace's dataset carry no mark: only the volume is one.
+    assert [(v['name'], v['fenced'], v['moved']) for v in before + after] == [
+        (DATASET, False, False),
+        (DATASET, True, False),
+    ]
+    assert before[0]['id'] == after[0]['id'] != '-'
+    argv = fence.fence_argv(before + [dict(before[0], name=DATASET + '2')], 0)
+    assert argv == [fence.ZFS, 'set', 'readonly=on', fence.FENCED + '=1970-01-01T00:00:00Z', DATASET, DATASET + '2']
+    assert fence.fence_argv(after, 0) is None
+
+
+def test_only_the_tasks_that_mount_a_volume_in_their_own_root_are_killed_never_the_hosts_processes():
+    processes = [(p['pid'], p['cgroup'], p['mountinfo'].splitlines) for p in CAPTURED['processes']]
+    host, udevd, plugin, task = processes
+    volumes = fence.parse_volumes(CAPTURED['listing_before'])
+    # Each mounts the volume: udevd in a mount namespace of its own, the CSI node plugin (a raw_exec task, in the
+    # host's mount namespace) at the volume's mountpoint like the host, the exec task at /data in its root.
+    assert all([line for line in p[2]() if ' zfs %s ' % DATASET in line] for p in processes)
+    assert fence.task_scopes(volumes, lambda: processes) == [fence.task_scope(task[1])]
+    assert [fence.task_scope(p[1]) is not None for p in processes] == [False, False, True, True]
+    assert not fence.mounts_elsewhere(plugin[2](), volumes) and fence.mounts_elsewhere(task[2](), volumes)
+    assert fence.task_scopes([dict(volumes[0], name=DATASET + '-other')], lambda: processes) == []
+    assert fence.task_scope('0::/nzc-b.slice/not-an-allocation.t.scope\n') is None
+    # The mountinfo of a process that is no task is never read: a task may make it huge.
+    unread = [(p[0], p[1], lambda: pytest.fail('read')) for p in (host, udevd)]
+    assert fence.task_scopes(volumes, lambda: unread) == []
+
+
+def test_a_fence_ends_only_for_a_fenced_volume_that_the_servers_still_place_here():
+    volumes = fence.parse_volumes(CAPTURED['listing_fenced'])
+    [fenced] = volumes
+    node_id = conf()['node_id']
+    here, placed = {'Status': 'ready'}, {'ID': fenced['id'], 'NodeID': node_id}
+    assert fence.plan_release(conf(), 'demo/demo-wd', volumes, here, placed) == [
+        [fence.ZFS, 'set', 'readonly=off', fenced['name']],
+        [fence.ZFS, 'inherit', fence.FENCED, fenced['name']],
+    ]
+    refusals = [
+        ('demo/demo-wd', fence.parse_volumes(CAPTURED['listing_before']), here, placed, 'is not fenced'),
+        ('demo/nothing', volumes, here, placed, 'is no volume of the zfs-dataset plugin'),
+        ('demo/../x', volumes, here, placed, 'give the volume as <namespace>/<name>'),
+        ('demo-wd', volumes, here, placed, 'give the volume as <namespace>/<name>'),
+        ('demo/demo-wd', volumes, dict(here, Status='down'), placed, 'do not see this node ready (down)'),
+        # The servers moved it (a failover), though the node's own client may still list it.
+        ('demo/demo-wd', volumes, here, dict(placed, NodeID='other'), 'on node other'),
+        ('demo/demo-wd', volumes, here, None, 'not known to them'),
+        ('demo/demo-wd', [dict(fenced, moved=True)], here, placed, 'marked as moved'),
+    ]
+    for relative, listed, node_seen, volume_seen, message in refusals:
+        with pytest.raises(fence.FenceError, match=message.replace('(', r'\(').replace(')', r'\)')):
+            fence.plan_release(conf(), relative, listed, node_seen, volume_seen)
+
+
+def test_only_an_agent_of_roots_on_this_host_is_believed(tmp_path):
+    """The owner of the agent's end of a real TCP connection on this host, from the kernel's table; a table row of
+    another user's, or none, is not root's."""
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(1)
+    with listener, socket.create_connection(listener.getsockname()) as client:
+        assert fence.connection_owner(client) == os.getuid()
+        ours, theirs = client.getsockname()[1], client.getpeername()[1]
+        row = '   0: 0100007F:%04X 0100007F:%04X 01 00000000:00000000 00:00000000 00000000 %5d        0 1 1'
+        table = tmp_path / 'tcp'
+        table.write_text('header\n' + row % (theirs, ours, 65534) + '\n')
+        assert fence.connection_owner(client, tables=(str(table),)) == 65534
+        table.write_text('header\n' + row % (theirs + 1, ours, 0) + '\n')
+        assert fence.connection_owner(client, tables=(str(table),)) is None
+
+
+class Agent(http.server.BaseHTTPRequestHandler):
+    """An agent that answers each GET with what the test put in `answers`."""
+
+    answers = []
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        Agent.seen.append((self.path, self.headers.get('X-Nomad-Token')))
+        kind, payload = Agent.answers.pop(0)
+        if kind == 'garbage':
+            self.wfile.write(payload)
+            return
+        self.send_response(kind)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_the_agent_is_asked_without_a_proxy_and_whatever_it_answers_never_crashes_the_watch(tmp_path, monkeypatch):
+    server = http.server.HTTPServer(('127.0.0.1', 0), Agent)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    token = tmp_path / 'token'
+    token.write_text('s3cret\n')
+    monkeypatch.setenv('http_proxy', 'http://127.0.0.1:9')
+    Agent.seen, Agent.answers = (
+        [],
+        [
+            (200, b'{"Status": "ready"}'),
+            (403, b'Permission denied'),
+            ('garbage', b'not http at all\r\n\r\n'),
+        ],
+    )
+    node = fence.Node(conf(addr='http://127.0.0.1:%d' % server.server_port, token_file=str(token)), timeout=5)
+    try:
+        assert node.read() == (200, '{"Status": "ready"}')
+        assert node.read() == (403, 'HTTP 403 Forbidden')
+        status, why = node.read()
+        assert status == 0 and why.startswith('no answer from the agent') and 's3cret' not in why
+    finally:
+        server.shutdown()
+    assert Agent.seen == [('/v1/node/%s' % conf()['node_id'], 's3cret')] * 3
+
+
+class Clock:
+    """The boot clock, time.time and time.sleep of a watch that stops after `checks` checks."""
+
+    def __init__(self, checks, now=1000.0):
+        self.now, self.checks = now, checks
+
+    def boot_clock(self):
+        return self.now
+
+    def time(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.checks -= 1
+        if not self.checks:
+            raise StopIteration
+        self.now += seconds
+
+
+NO_ANSWER = (0, 'no answer')
+
+
+@pytest.mark.parametrize(
+    'answers, kept, fenced_at',
+    [
+        # Out of contact from the start: fenced at the fifth check (20 s), then at each check after.
+        ([NO_ANSWER] * 6, None, [1020.0, 1025.0]),
+        # Back in contact before fence_after: nothing.
+        ([NO_ANSWER] * 3 + [(200, '{"Status": "ready"}')] + [NO_ANSWER] * 2, None, []),
+        # Seen down by the servers, while the agent answers: that counts as out of contact too.
+        ([(200, '{"Status": "down"}')] * 6, None, [1020.0, 1025.0]),
+        # Restarted (killed, or stopped and restarted by systemd) 15 s after its last contact: fenced 5 s later.
+        ([NO_ANSWER] * 3, 985.0, [1005.0, 1010.0]),
+    ],
+)
+def test_the_watch_fences_once_the_node_is_out_of_contact_for_fence_after(
+    monkeypatch, tmp_path, answers, kept, fenced_at
+):
+    clock, calls = Clock(len(answers)), []
+    monkeypatch.setattr(fence, 'STATE_DIR', str(tmp_path))
+    if kept is not None:
+        (tmp_path / 'b.conf.last').write_text(str(kept))
+    monkeypatch.setattr(fence, 'time', clock)
+    monkeypatch.setattr(fence, 'boot_clock', clock.boot_clock)
+    monkeypatch.setattr(fence.Node, 'read', lambda self: answers[len(answers) - clock.checks])
+    monkeypatch.setattr(fence, 'fence', lambda conf, now: calls.append(now))
+    monkeypatch.setattr(fence, 'say', lambda *args: None)
+    monkeypatch.delenv('NOTIFY_SOCKET', raising=False)
+    with pytest.raises(StopIteration):
+        fence.watch(conf(), '/etc/nomad-zfs-csi/fence/b.conf')
+    assert calls == fenced_at
+    # What it kept: the start (a first start counts as contact) or the contact kept before, or the last contact.
+    last = max(
+        [kept if kept is not None else 1000.0]
+        + [1000.0 + 5 * i for i, a in enumerate(answers) if a[0] == 200 and 'ready' in a[1]]
+    )
+    assert float((tmp_path / 'b.conf.last').read_text()) == last
+
+
+def test_main_refuses_a_bad_call_or_configuration_naming_it(tmp_path, capsys):
+    assert fence.main(['zfs-fence', 'release', 'x']) == 2
+    assert capsys.readouterr().err.startswith('usage: zfs-fence watch <conf>')
+    bad = tmp_path / 'b.conf'
+    bad.write_text(CONF.replace('fence_after=20', 'fence_after=5'))
+    assert fence.main(['zfs-fence', 'watch', str(bad)]) == 1
+    assert 'fence_after is' in capsys.readouterr().err
