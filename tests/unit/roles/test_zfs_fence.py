@@ -70,6 +70,8 @@ def test_four_checks_at_least_within_fence_after():
         (200, json.dumps({'Status': 'disconnected'}), 'the servers see the node disconnected'),
         (200, 'not json', 'an answer that is not a node'),
         (200, '[]', 'an answer that is not a node'),
+        # Deeper than Python recurses: still no crash.
+        (200, '[' * 100000, 'an answer that is not a node'),
         (403, 'HTTP 403 Forbidden', 'HTTP 403 Forbidden'),
         (0, '', 'HTTP 0'),
     ],
@@ -140,14 +142,28 @@ def test_only_an_agent_of_roots_on_this_host_is_believed(tmp_path):
     listener.bind(('127.0.0.1', 0))
     listener.listen(1)
     with listener, socket.create_connection(listener.getsockname()) as client:
+        # Not accepted yet: no process holds the agent's end.
+        assert fence.connection_owner(client) is None
+        accepted, _address = listener.accept()
         assert fence.connection_owner(client) == os.getuid()
-        ours, theirs = client.getsockname()[1], client.getpeername()[1]
-        row = '   0: 0100007F:%04X 0100007F:%04X 01 00000000:00000000 00:00000000 00000000 %5d        0 1 1'
+        agent, ours = (fence._table_address(a) for a in (client.getpeername(), client.getsockname()))
+        row = '   0: %s %s %s 00000000:00000000 00:00000000 00000000 %5d        0 %s 1'
         table = tmp_path / 'tcp'
-        table.write_text('header\n' + row % (theirs, ours, 65534) + '\n')
-        assert fence.connection_owner(client, tables=(str(table),)) == 65534
-        table.write_text('header\n' + row % (theirs + 1, ours, 0) + '\n')
-        assert fence.connection_owner(client, tables=(str(table),)) is None
+
+        def owner(*rows):
+            table.write_text('header\n' + ''.join(row % r + '\n' for r in rows))
+            return fence.connection_owner(client, tables=(str(table),))
+
+        assert owner((agent, ours, '01', 65534, '77')) == 65534
+        # Only the established row of this exact pair, held by a process: not a TIME_WAIT row (uid 0, inode 0), not
+        # another address on the same ports (a user's listener on 127.0.0.2), and never one of two.
+        other = agent.replace('0100007F', '0200007F')
+        assert owner((agent, ours, '06', 0, '0'), (other, ours, '01', 0, '78')) is None
+        assert owner((agent, ours, '01', 0, '77'), (agent, ours, '01', 0, '79')) is None
+        assert owner((agent, ours, '06', 0, '0'), (agent, ours, '01', 0, '77')) == 0
+        accepted.close()
+    assert fence._table_address(('127.0.0.1', 4646)) == '0100007F:1226'
+    assert fence._table_address(('::1', 4646, 0, 0)) == '00000000000000000000000001000000:1226'
 
 
 class Agent(http.server.BaseHTTPRequestHandler):
@@ -239,11 +255,13 @@ def test_the_watch_fences_once_the_node_is_out_of_contact_for_fence_after(
     monkeypatch.setattr(fence, 'time', clock)
     monkeypatch.setattr(fence, 'boot_clock', clock.boot_clock)
     monkeypatch.setattr(fence.Node, 'read', lambda self: answers[len(answers) - clock.checks])
-    monkeypatch.setattr(fence, 'fence', lambda conf, now: calls.append(now))
+    monkeypatch.setattr(fence, 'fence', lambda conf, now, known: calls.append(now) or known)
     monkeypatch.setattr(fence, 'say', lambda *args: None)
     monkeypatch.delenv('NOTIFY_SOCKET', raising=False)
+    conf_path = tmp_path / 'b.conf'
+    conf_path.write_text(CONF)
     with pytest.raises(StopIteration):
-        fence.watch(conf(), '/etc/nomad-zfs-csi/fence/b.conf')
+        fence.watch(conf(), str(conf_path))
     assert calls == fenced_at
     # What it kept: the start (a first start counts as contact) or the contact kept before, or the last contact.
     last = max(
@@ -260,3 +278,41 @@ def test_main_refuses_a_bad_call_or_configuration_naming_it(tmp_path, capsys):
     bad.write_text(CONF.replace('fence_after=20', 'fence_after=5'))
     assert fence.main(['zfs-fence', 'watch', str(bad)]) == 1
     assert 'fence_after is' in capsys.readouterr().err
+
+
+def test_a_kept_contact_that_is_no_time_between_the_boot_and_now_counts_as_a_first_start(tmp_path, monkeypatch):
+    monkeypatch.setattr(fence, 'STATE_DIR', str(tmp_path))
+    kept = fence.LastContact('/etc/nomad-zfs-csi/fence/b.conf')
+    for text in ('nan', 'inf', '-1', '2000', 'x', ''):
+        (tmp_path / 'b.conf.last').write_text(text)
+        assert kept.load(1000.0) == 1000.0, text
+    kept.save(985.5)
+    assert kept.load(1000.0) == 985.5
+
+
+def test_the_tasks_are_killed_from_the_last_listing_where_zfs_fails(tmp_path, monkeypatch):
+    """A stuck or failing zfs never keeps the kill from the tasks that mount a volume."""
+    volumes = fence.parse_volumes(CAPTURED['listing_before'])
+    processes = [(p['pid'], p['cgroup'], p['mountinfo'].splitlines) for p in CAPTURED['processes']]
+    [scope] = fence.task_scopes(volumes, lambda: processes)
+    (tmp_path / scope.lstrip('/')).mkdir(parents=True)
+    monkeypatch.setattr(fence, 'CGROUP_ROOT', str(tmp_path))
+    monkeypatch.setattr(fence, 'proc_processes', lambda: processes)
+    monkeypatch.setattr(fence, 'say', lambda *args: None)
+
+    def stuck(argv):
+        raise fence.FenceError('zfs list took more than 30 s')
+
+    monkeypatch.setattr(fence, 'zfs', stuck)
+    with pytest.raises(fence.FenceError):
+        fence.fence(conf(), 0, volumes)
+    assert (tmp_path / scope.lstrip('/') / 'cgroup.kill').read_text() == '1'
+
+
+def test_check_says_what_the_watch_would_see(monkeypatch, capsys):
+    monkeypatch.setattr(fence.Node, 'read', lambda self: (200, '{"Status": "ready"}'))
+    fence.check(conf())
+    assert 'in contact' in capsys.readouterr().out
+    monkeypatch.setattr(fence.Node, 'read', lambda self: (0, "the agent's port is uid 65534's"))
+    with pytest.raises(fence.FenceError, match="out of contact: the agent's port is uid 65534's"):
+        fence.check(conf())
