@@ -13,11 +13,13 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils import _host_volume_node as node
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
-WATCHDOG = str(Path(__file__).resolve().parents[3] / 'roles' / 'host_volume_plugin' / 'files' / 'zfs-fence')
+ROLE = Path(__file__).resolve().parents[3] / 'roles' / 'host_volume_plugin'
+WATCHDOG = str(ROLE / 'files' / 'zfs-fence')
 SPEC = importlib.util.spec_from_loader('zfs_fence', importlib.machinery.SourceFileLoader('zfs_fence', WATCHDOG))
 fence = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(fence)
@@ -38,6 +40,21 @@ def conf(**changes):
 
 def test_the_marks_are_the_plugins_as_the_collection_reads_them():
     assert (fence.MARK, fence.MOVED, fence.FENCED) == (node.MARK, node.MOVED, node.FENCED)
+
+
+def test_the_role_and_the_unit_name_the_watchdogs_paths_as_it_uses_them():
+    role = yaml.safe_load((ROLE / 'vars' / 'main.yml').read_text())
+    unit = (ROLE / 'files' / 'nomad-zfs-csi-fence@.service').read_text()
+    assert role['host_volume_plugin_fence_state_dir'] == fence.STATE_DIR
+    assert (
+        'ExecStart=/usr/bin/python3 -IS %s watch %s\n'
+        % (
+            role['host_volume_plugin_fence_script'],
+            role['host_volume_plugin_fence_conf'].replace('{{ host_volume_plugin_nomad_service }}', '%i'),
+        )
+        in unit
+    )
+    assert role['host_volume_plugin_fence_template'].endswith('/nomad-zfs-csi-fence@.service')
 
 
 @pytest.mark.parametrize(
