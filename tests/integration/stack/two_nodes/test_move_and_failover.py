@@ -571,7 +571,11 @@ def test_node_bs_watchdog_fences_its_volumes_once_it_is_out_of_contact_for_fence
     # B comes back: the fence stays (another node may hold the volume by now), until released while Nomad still
     # lists the volume on B.
     start(vm)
-    wait_until(lambda: stack.get('/v1/node/' + b_node['ID'])['Status'] == 'ready', timeout=180, why='node B back')
+    # Back as the watchdog sees it: its agent answers, and the servers see B ready (their old status is no answer).
+    back = 'python3 -IS %s check %s' % (FENCE, conf)
+    wait_until(
+        lambda: vm.sh(back, check=False).returncode == 0, timeout=180, why='node B back, as its watchdog sees it'
+    )
     assert fence_marks() == ['on', fenced_at] and beats() == stopped
     not_one = vm.sh('python3 -IS %s release %s demo/nothing' % (FENCE, conf), check=False)
     assert not_one.returncode == 1 and 'is no volume of the zfs-dataset plugin' in not_one.stderr, not_one.stderr
