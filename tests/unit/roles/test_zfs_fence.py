@@ -17,6 +17,7 @@ import yaml
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils import _host_volume_node as node
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+from ansible_collections.nomad_zfs.csi.tests.unit.roles.test_zfs_dataset_plugin import plugin
 
 ROLE = Path(__file__).resolve().parents[3] / 'roles' / 'host_volume_plugin'
 WATCHDOG = str(ROLE / 'files' / 'zfs-fence')
@@ -40,6 +41,8 @@ def conf(**changes):
 
 def test_the_marks_are_the_plugins_as_the_collection_reads_them():
     assert (fence.MARK, fence.MOVED, fence.FENCED) == (node.MARK, node.MOVED, node.FENCED)
+    # A volume's name as the plugin takes it (each program runs alone on a client, so each holds its copy).
+    assert fence.NAME_RE.pattern == plugin.NAME_RE.pattern
 
 
 def test_the_role_and_the_unit_name_the_watchdogs_paths_as_it_uses_them():
