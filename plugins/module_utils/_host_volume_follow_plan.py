@@ -2,11 +2,13 @@
 # Copyright: nomad_zfs.csi contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to the nomad_zfs.csi collection: not a public API, and it may change in any release.
-"""What a drain of a node asks of its host volumes, decided from what Nomad says without calling it: which volumes
-follow their jobs off the node, and which nodes to try for each, in order.
+"""What a drain or the loss of a node asks of its host volumes, decided from what Nomad says without calling it:
+which volumes follow their jobs off the node (moved from a drained node, failed over from a lost one once it is
+fenced), and which nodes to try for each, in order.
 
 Whether a node can take a volume (it holds a current replica) is the move's to decide: the host_volume_move role and
 its planner (_host_volume_move_plan) read both nodes and refuse before any change. This planner names candidates only.
+Whether a lost node writes no more is _host_volume_fence's to decide, for the follow as for the failover.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,6 +19,7 @@ import calendar
 import json
 import re
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_fence import ENDED_ON_CLIENT, fence_wait
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_nodes import summary
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 
@@ -51,7 +54,7 @@ def drain_of(node):
         return None, 'its last drain was cancelled'
     if last.get('Status') == 'complete':
         return None, 'its last drain completed and it is eligible again'
-    return None, 'it is not draining'
+    return None, 'it has not been drained'
 
 
 def _mounted(job, group_name):
@@ -61,21 +64,25 @@ def _mounted(job, group_name):
     return [v.get('Source') for v in volumes.values() if v.get('Type') == 'host' and v.get('Source')]
 
 
-def _users(allocations, waiting_jobs, started):
+def _users(allocations, waiting_jobs, started, lost=False):
     """{(namespace, volume name): sorted job IDs}: the jobs that want the volume wherever they are placed next. Those
-    of the node's allocations that still run, or that this drain migrated away (stopped since it started), and the
-    jobs with allocations Nomad could not place yet (a drain's replacement waits for its volume)."""
+    of the node's allocations that still run, or that this drain migrated away (stopped since it started), or, of a
+    lost node, that were lost with it (or still run there, as far as Nomad knows); and the jobs with allocations
+    Nomad could not place yet (a replacement waits for its volume)."""
     users = {}
 
     def add(namespace, name, job_id):
         users.setdefault((namespace or 'default', name), set()).add(job_id)
 
     for alloc in allocations:
-        runs = alloc.get('DesiredStatus') == 'run' and alloc.get('ClientStatus') in ('pending', 'running')
-        migrated = bool((alloc.get('DesiredTransition') or {}).get('Migrate')) and (
-            (alloc.get('ModifyTime') or 0) >= started * NANOSECONDS
-        )
-        if runs or migrated:
+        since = (alloc.get('ModifyTime') or 0) >= started * NANOSECONDS
+        if lost:
+            # An allocation lost in an earlier loss of the node was replaced then: only this loss's count.
+            wanted = alloc.get('ClientStatus') not in ENDED_ON_CLIENT and (alloc.get('ClientStatus') != 'lost' or since)
+        else:
+            runs = alloc.get('DesiredStatus') == 'run' and alloc.get('ClientStatus') in ('pending', 'running')
+            wanted = runs or (bool((alloc.get('DesiredTransition') or {}).get('Migrate')) and since)
+        if wanted:
             for name in _mounted(alloc.get('Job'), alloc.get('TaskGroup')):
                 add(alloc.get('Namespace'), name, alloc.get('JobID'))
     for job in waiting_jobs:
@@ -109,14 +116,14 @@ def _candidates(node, nodes, plugin_id, name):
     return sorted(found)
 
 
-def _resumed(node, journals, volumes):
-    """The moves from this node under way, by their journals, and why any other journal of this node is left alone.
-    The journal is whatever its writer made it: only its name, its target and its volume's ID are taken, and the move
-    checks everything else against what it reads."""
+def _resumed(node, journals, volumes, kind):
+    """The moves (or failovers, as kind says) from this node under way, by their journals, and why any other journal
+    of this node is left alone. The journal is whatever its writer made it: only its name, its target and its
+    volume's ID are taken, and the move checks everything else against what it reads."""
     moves, stays = [], []
     for journal in sorted(journals, key=lambda j: (j['namespace'], j['name'])):
         items = journal['items']
-        if items.get('source_node_id') != node['ID'] or items.get('kind') == 'failover':
+        if items.get('source_node_id') != node['ID'] or (items.get('kind') == 'failover') != (kind == 'failover'):
             continue
         key = (journal['namespace'], journal['name'])
         try:
@@ -135,7 +142,7 @@ def _resumed(node, journals, volumes):
         if why:
             stays.append(dict(name=key[1], namespace=key[0], jobs=[], why=why + '; check it, then move it by hand'))
         else:
-            moves.append(dict(name=key[1], namespace=key[0], jobs=[], candidates=[to], resumed=True))
+            moves.append(dict(name=key[1], namespace=key[0], jobs=[], candidates=[to], resumed=True, fenced_in=0))
     return moves, stays
 
 
@@ -150,24 +157,29 @@ def the_node(nodes, name):
     return named[0]
 
 
-def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
-    """p: node (name or ID), plugin_id. nodes: every node read whole; volumes: the host volumes Nomad lists in all
-    namespaces; allocations: the node's; waiting_jobs: the jobs (read whole) with allocations not placed yet;
-    journals: the moves and failovers under way, each with namespace, name (the volume's) and items.
+def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
+    """p: node (name or ID), plugin_id, fence_margin. nodes: every node read whole; volumes: the host volumes Nomad
+    lists in all namespaces; allocations: the node's; waiting_jobs: the jobs (read whole) with allocations not placed
+    yet; journals: the moves and failovers under way, each with namespace, name (the volume's) and items; now: this
+    host's time, for how long a lost node has been down.
 
-    Returns node (summary), following (whether a drain asks anything), why (when not), moves (each with name,
-    namespace, jobs, candidates and resumed) and stays (each with name, namespace, jobs that wait for it, and why)."""
+    Returns node (summary), following (whether a drain or a loss asks anything), kind (move, from a drained node;
+    failover, from a lost one), why (when nothing follows), moves (each with name, namespace, jobs, candidates,
+    resumed and fenced_in, the seconds until a lost node surely writes no more to it), fenced_in (the longest) and
+    stays (each with name, namespace, jobs that wait for it, and why)."""
     node = the_node(nodes, p['node'])
-    started, why = drain_of(node)
-    result = dict(node=summary(node), following=why is None, why=None, moves=[], stays=[])
+    # A lost node's volumes fail over, drained or not: it can send nothing.
+    kind = 'failover' if node.get('Status') == 'down' else 'move'
+    started, why = (int(node.get('StatusUpdatedAt') or 0), None) if kind == 'failover' else drain_of(node)
+    result = dict(node=summary(node), following=why is None, kind=kind, why=None, moves=[], stays=[], fenced_in=0)
     if why:
-        result['why'] = 'Node %s is not draining: %s. Nothing follows.' % (node.get('Name'), why)
+        result['why'] = 'Node %s is not down, nor draining: %s. Nothing follows.' % (node.get('Name'), why)
         return result
 
-    # A move the follow (or an operator) began from this node goes on first, to where its journal says.
-    result['moves'], result['stays'] = _resumed(node, journals, volumes)
+    # A move (or failover) the follow or an operator began from this node goes on first, to where its journal says.
+    result['moves'], result['stays'] = _resumed(node, journals, volumes, kind)
     taken = set((m['namespace'], m['name']) for m in result['moves'] + result['stays'])
-    users = _users(allocations, waiting_jobs, started)
+    users = _users(allocations, waiting_jobs, started, lost=kind == 'failover')
     mine = [
         v
         for v in volumes
@@ -179,9 +191,16 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
         key = (vol.get('Namespace'), vol.get('Name'))
         jobs = users.get(key, [])
         stay = dict(name=key[1], namespace=key[0], jobs=jobs)
+        fenced_in, why = 0, None
+        if kind == 'failover' and jobs:
+            fenced_in, _fence, why = fence_wait(
+                dict(name=key[1], fence_margin=p['fence_margin']), node, allocations, now
+            )
         candidates = _candidates(node, nodes, p['plugin_id'], key[1]) if jobs and key not in shared else []
         if not jobs:
-            result['stays'].append(dict(stay, why='no job of this drain uses it; move it by hand if wanted'))
+            result['stays'].append(
+                dict(stay, why='no job %s uses it; move it by hand if wanted' % LOST_OR_DRAINED[kind])
+            )
         elif key in shared:
             result['stays'].append(
                 dict(
@@ -190,6 +209,8 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
                     'hand to one node' % (', '.join(jobs), ', '.join(shared[key])),
                 )
             )
+        elif fenced_in is None:
+            result['stays'].append(dict(stay, why=why))
         elif not candidates:
             result['stays'].append(
                 dict(
@@ -199,8 +220,17 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals):
                 )
             )
         else:
-            result['moves'].append(dict(name=key[1], namespace=key[0], jobs=jobs, candidates=candidates, resumed=False))
+            result['moves'].append(
+                dict(
+                    name=key[1], namespace=key[0], jobs=jobs, candidates=candidates, resumed=False, fenced_in=fenced_in
+                )
+            )
+    result['fenced_in'] = max([m['fenced_in'] for m in result['moves']] or [0])
     return result
+
+
+# Whose jobs a volume follows, as a stay says it.
+LOST_OR_DRAINED = {'move': 'of this drain', 'failover': 'lost with the node'}
 
 
 def _shared(mine, users):

@@ -15,6 +15,7 @@ __metaclass__ = type
 import json
 import time
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_fence import fence
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import (
     FAILOVER_STEPS,
     STEPS,
@@ -35,11 +36,6 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._replication_status 
     is_move_final,
     recovery_point,
 )
-
-NANOSECONDS = 1000000000
-# What the client reported last: the allocation ended there, and its tasks with it. Any other status (running,
-# pending, unknown, and lost, which the server sets on its own) may still have live tasks on the node.
-ENDED_ON_CLIENT = ('complete', 'failed')
 
 
 def _chosen(p, volumes, nodes):
@@ -108,113 +104,6 @@ def _source_refusal(p, vol, source):
             )
         )
     return None
-
-
-def claims_on_node(name, allocations, ended=False):
-    """The allocations on the lost node whose group mounts host volume `name`, as the node's client knows them
-    (the job version each runs, not the job's latest), with each group's stop_on_client_after in seconds or None.
-    Those that ended on the client are left out, unless ended.
-    """
-    found = []
-    for alloc in allocations:
-        if alloc.get('ClientStatus') in ENDED_ON_CLIENT and not ended:
-            continue
-        groups = [
-            g for g in (alloc.get('Job') or {}).get('TaskGroups') or [] if g.get('Name') == alloc.get('TaskGroup')
-        ]
-        group = groups[0] if groups else {}
-        mounts = [
-            v for v in (group.get('Volumes') or {}).values() if v.get('Type') == 'host' and v.get('Source') == name
-        ]
-        if not mounts:
-            continue
-        after = (group.get('Disconnect') or {}).get('StopOnClientAfter')
-        found.append(
-            dict(
-                id=alloc.get('ID', ''),
-                job_id=alloc.get('JobID', ''),
-                task_group=alloc.get('TaskGroup', ''),
-                client_status=alloc.get('ClientStatus', ''),
-                stop_on_client_after=None if after is None else after // NANOSECONDS,
-            )
-        )
-    return found
-
-
-def fence(p, source, allocations, now):
-    """How the lost node is known to write no more, or the refusal that names both ways to make it so.
-
-    A disconnected node is never fenced: Nomad may reconnect its allocations (disconnect.lost_after) and keep them
-    over the replacements. A down node is fenced when the operator says so (powered off or cut off), or when every
-    allocation there that mounts the volume stops itself: its group's disconnect.stop_on_client_after has passed
-    twice over since the node went down (the client checks on a timer of that period, measured from its last
-    heartbeat, which is before the server marked it down), plus the margin for its tasks' kill_timeout and for
-    clock skew. Only a client agent that still runs stops them: one that crashed leaves its tasks running.
-    """
-    status, name = source.get('Status'), source.get('Name')
-    if status == 'disconnected':
-        refuse(
-            'Node %s is disconnected: Nomad may reconnect its allocations, which may still be writing to %s. Wait '
-            "until Nomad marks it down (its groups' disconnect.lost_after), then fail over." % (name, p['name'])
-        )
-    if status == 'gone' and p['fenced']:
-        return dict(how='fenced', claims=[])
-    if status != 'down':
-        refuse(
-            'Node %s is %s, not down; a failover is for a node that Nomad marked down%s.'
-            % (name, status, ', or one it no longer knows that is fenced (-e fenced=true)' if status == 'gone' else '')
-        )
-    if p['fenced']:
-        return dict(how='fenced', claims=claims_on_node(p['name'], allocations))
-    down_for = max(0, int(now) - int(source.get('StatusUpdatedAt') or now))
-    claims = claims_on_node(p['name'], allocations)
-    unguarded = [c for c in claims if c['stop_on_client_after'] is None]
-    needed = 2 * max([c['stop_on_client_after'] or 0 for c in claims] or [0]) + p['fence_margin']
-    ways_out = (
-        'Fence the node (power it off, or cut it off from its disks and network) and run again with -e fenced=true, '
-        'or give every group that mounts the volume disconnect { stop_on_client_after = "<duration>" } so that a '
-        'cut-off client stops its tasks itself.'
-    )
-    if not claims:
-        ended = claims_on_node(p['name'], allocations, ended=True)
-        refuse(
-            'Nomad lists no allocation on node %s that mounts %s and may still run (%s), so nothing says that none '
-            'still runs there. %s'
-            % (
-                name,
-                p['name'],
-                ', '.join('%s %s' % (c['id'][:8], c['client_status']) for c in ended[:5])
-                or 'none of its %d; they may have been collected' % len(allocations),
-                ways_out,
-            )
-        )
-    if unguarded:
-        refuse(
-            'Node %s is down, but its allocations %s (%s) may still be writing to %s: an agent that crashed or is cut '
-            'off leaves its tasks running, and their groups have no disconnect.stop_on_client_after. %s'
-            % (
-                name,
-                ', '.join(c['id'][:8] for c in unguarded),
-                ', '.join(sorted(set('%s.%s' % (c['job_id'], c['task_group']) for c in unguarded))),
-                p['name'],
-                ways_out,
-            )
-        )
-    if down_for < needed:
-        refuse(
-            'Node %s has been down %d s; its allocations %s stop themselves after stop_on_client_after, if its agent '
-            'still runs, which is certain %d s after it went down (twice the longest, %d s, plus fence_margin). Run '
-            'again in %d s, or fence the node and run again with -e fenced=true.'
-            % (
-                name,
-                down_for,
-                ', '.join(c['id'][:8] for c in claims),
-                needed,
-                needed - p['fence_margin'],
-                needed - down_for,
-            )
-        )
-    return dict(how='stop_on_client_after', claims=claims, down_seconds=down_for, needed_seconds=needed)
 
 
 def _before_the_move(snapshots):

@@ -37,8 +37,12 @@ description:
     plugin; for a move, a source node that is not ready, and a volume in use unless O(stop_jobs).
   - For a failover (O(failover)) it refuses a ready node (move instead) and a C(disconnected) one, whose allocations
     Nomad may reconnect. A C(down) node may still run its tasks, since a client agent that crashed or is cut off from
-    the servers leaves them running, so it is accepted only when fenced, in one of two ways.
+    the servers leaves them running, so it is accepted only when fenced, in one of three ways.
     The operator says it is (O(fenced)), having powered it off or cut it off from its disks and network.
+    Or the node advertises its fence watchdog in its metadata (C(nomad_zfs_csi.fence_after), which the
+    C(nomad_zfs.csi.host_volume_plugin) role sets with C(host_volume_plugin_fence_after)) and has been down for its
+    C(fence_after), plus the watchdog's time to notice and to fence (88 s where C(fence_after) is 20 s or more,
+    counted the way it works), plus O(fence_margin).
     Or every allocation on it that mounts the volume belongs to a group with C(disconnect { stop_on_client_after })
     and the node has been down for twice the longest such duration plus O(fence_margin) seconds, after which a
     client agent that still runs has stopped them.
@@ -72,8 +76,9 @@ options:
     default: false
   fence_margin:
     description:
-      - Seconds added to twice the longest C(stop_on_client_after) before a down node counts as fenced by it, for
-        its tasks' C(kill_timeout) and the clock skew between this host and the Nomad servers.
+      - Seconds added to twice the longest C(stop_on_client_after), or to the fence watchdog's time to fence, before
+        a down node counts as fenced by it, for its tasks' C(kill_timeout) and the clock skew between this host and
+        the Nomad servers.
     type: int
     default: 30
   abort:
@@ -194,9 +199,10 @@ journal_after:
   type: dict
 fence:
   description:
-    - For a failover, how the lost node is known to write no more. C(how) is C(fenced) or C(stop_on_client_after);
-      C(claims) lists the allocations on it that mount the volume, each with its group's C(stop_on_client_after) in
-      seconds; C(down_seconds) and C(needed_seconds) say how long it has been down and how long it had to be.
+    - For a failover, how the lost node is known to write no more. C(how) is C(fenced), C(watchdog) or
+      C(stop_on_client_after); C(claims) lists the allocations on it that mount the volume, each with its group's
+      C(stop_on_client_after) in seconds; C(down_seconds) and C(needed_seconds) say how long it has been down and
+      how long it had to be; C(fence_after) is the watchdog's, where it fenced.
   returned: success and O(failover)
   type: dict
   sample: {"how": "stop_on_client_after", "down_seconds": 95, "needed_seconds": 90,

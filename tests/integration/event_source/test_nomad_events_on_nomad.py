@@ -262,7 +262,7 @@ def test_a_refused_token_or_certificate_stops_the_source_naming_the_option_and_n
 
 def test_the_follow_rulebook_runs_the_follow_playbook_when_a_drain_starts(acl, tmp_path):
     """The collection's rulebook (nomad_zfs.csi.follow) by name, as an operator runs it, on a token with what the
-    follow reads: a drain of the agent's node, which holds no host volume, runs playbooks/follow_drain.yml for it,
+    follow reads: a drain of the agent's node, which holds no host volume, runs playbooks/follow_node.yml for it,
     which says that nothing had to move. The moves themselves are two_nodes/test_move_and_failover.py's."""
     acl, tls = acl
     token = acl.token_for('nzc-events-rulebook', FOLLOWER)

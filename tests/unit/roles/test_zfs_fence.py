@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils import _host_volume_fence as failover
 from ansible_collections.nomad_zfs.csi.plugins.module_utils import _host_volume_node as node
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 from ansible_collections.nomad_zfs.csi.tests.unit.roles.test_zfs_dataset_plugin import plugin
@@ -43,6 +44,18 @@ def test_the_marks_are_the_plugins_as_the_collection_reads_them():
     assert (fence.MARK, fence.MOVED, fence.FENCED) == (node.MARK, node.MOVED, node.FENCED)
     # A volume's name as the plugin takes it (each program runs alone on a client, so each holds its copy).
     assert fence.NAME_RE.pattern == plugin.NAME_RE.pattern
+
+
+def test_a_failover_counts_the_watchdogs_time_to_fence_as_it_works():
+    # The failover (the collection's planner) waits for a node that advertises the watchdog as long as the watchdog
+    # may take, by the watchdog's own count; each runs where the other is not installed, so each holds its copy.
+    assert failover.LEAST_FENCE_AFTER == fence.LEAST_FENCE_AFTER
+    for fence_after in range(fence.LEAST_FENCE_AFTER, 400):
+        assert failover.watchdog_fenced_within(fence_after) == fence.fenced_within(fence_after), fence_after
+    # fence_after 20: the last ready up to 11 s late, 5 s to the next check, 11 s for its answer, two zfs, the kill.
+    assert fence.fenced_within(20) == 20 + 11 + 5 + 11 + 60 + 1
+    role = yaml.safe_load((ROLE / 'vars' / 'main.yml').read_text())
+    assert role['host_volume_plugin_fence_meta'] == failover.WATCHDOG_META
 
 
 def test_the_role_and_the_unit_name_the_watchdogs_paths_as_it_uses_them():

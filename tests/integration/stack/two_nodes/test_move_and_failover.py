@@ -43,8 +43,11 @@ FENCE_AFTER, FENCE_MARGIN = 30, 5
 # Node B's fence watchdog fences B this many seconds after B was last seen ready (host_volume_plugin_fence_after).
 WATCHDOG_AFTER = 20
 FENCE = '/usr/local/libexec/nomad-zfs-csi/zfs-fence'
-# A task that writes all the time: a line every half second.
-WRITER = 'echo "$NOMAD_ALLOC_ID" > /data/first; while true; do date +%s.%N >> /data/beat; sleep 0.5; done'
+# A task that writes all the time: a line every half second, with the time and its allocation.
+WRITER = (
+    'echo "$NOMAD_ALLOC_ID" > /data/first; while true; do echo "$(date +%s.%N) $NOMAD_ALLOC_ID" >> /data/beat; '
+    'sleep 0.5; done'
+)
 # The first allocation leaves its ID; one that finds it copies it to `seen` and writes 1 MiB more.
 SCRIPT = (
     'if [ -f /data/first ]; then cat /data/first > /data/seen; head -c 1048576 /dev/urandom > /data/second; '
@@ -506,18 +509,21 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     assert volumes(stack, name) == [(new_id, a_node['ID'])]
 
 
-def test_node_bs_watchdog_fences_its_volumes_once_it_is_out_of_contact_for_fence_after(
-    stack, vm, two_nodes, gone_after, b_back
+def test_node_bs_watchdog_fences_it_once_out_of_contact_and_the_follow_then_fails_its_volume_over_to_a(
+    stack, vm, two_nodes, gone_after, b_back, tmp_path
 ):
     """Node B's fence watchdog (host_volume_plugin_fence_after): an agent stalled for less than fence_after changes
-    nothing; once B's agent has been dead that long, the task it left writing is killed and the volume is read-only,
-    marked with the time. The fence stays once B is back, and ends by `zfs-fence release` while Nomad still lists the
-    volume on B. Turned off, the watchdog stops and the node no longer advertises it."""
-    b_node = two_nodes[1]
-    name = 'demo-wd'
-    dataset = '%s/%s/%s' % (B_VOLUMES, NAMESPACE, name)
+    nothing; once B's agent has been dead that long, the task it left writing is killed and B's volumes are
+    read-only, marked with the time. The follow rulebook, started as an operator starts it, then fails the job's
+    volume over to A, once B surely fenced itself, and leaves the volume no job uses: never two writers, sampled by
+    the writers themselves. Back, B keeps its fence, and `zfs-fence release` ends it only where Nomad still places
+    the volume on B. Turned off, the watchdog stops and the node no longer advertises it."""
+    a_node, b_node = two_nodes
+    name, unused = 'demo-wd', 'demo-wd-idle'
+    dataset, idle = ('%s/%s/%s' % (B_VOLUMES, NAMESPACE, n) for n in (name, unused))
     conf = '/etc/nomad-zfs-csi/fence/%s.conf' % B_UNIT
     gone_after(name)
+    gone_after(unused)
     watchdog = {
         'host_volume_plugin_fence_after': WATCHDOG_AFTER,
         'host_volume_plugin_fence_nomad_token': stack.secret('host-volume-operator'),
@@ -533,58 +539,99 @@ def test_node_bs_watchdog_fences_its_volumes_once_it_is_out_of_contact_for_fence
         why="B's metadata advertising the watchdog",
     )
     first = volume_with_job(stack, name, b_node, dataset, script=WRITER)
+    made = stack.module(
+        'nomad_host_volume',
+        {
+            'name': unused,
+            'namespace': NAMESPACE,
+            'node_id': b_node['ID'],
+            'plugin_id': 'zfs-dataset',
+            'capacity_max': '64MiB',
+        },
+    )
+    assert made['rc'] == 0, made
+    # The last replication before the loss: A holds both volumes' replicas.
+    vm.zfs('snapshot', '-r', '%s@autosnap_%s_hourly' % (B_VOLUMES, vm.sh('date -u +%F_%T').stdout.strip()))
+    pull(vm, A_PULL)
 
-    def fence_marks():
-        return vm.zfs('get', '-H', '-o', 'value', 'readonly,' + FENCED, dataset).stdout.split()
+    def fence_marks(of=dataset):
+        return vm.zfs('get', '-H', '-o', 'value', 'readonly,' + FENCED, of).stdout.split()
 
-    def beats():
-        return int(vm.sh('wc -l < /%s/beat' % dataset).stdout)
+    def beats(of=dataset):
+        """The writers' beats in a copy of the volume: (time, allocation) each."""
+        lines = vm.sh('cat /%s/beat' % of).stdout.split('\n')
+        return [(float(t), alloc) for t, alloc in (line.split() for line in lines if line)]
 
     # A stall shorter than fence_after (and than the heartbeat's TTL): nothing is fenced.
     vm.sh('systemctl kill -s STOP %s; sleep 6; systemctl kill -s CONT %s' % (B_UNIT, B_UNIT))
     time.sleep(WATCHDOG_AFTER)
     assert fence_marks() == ['off', '-'] and task_pids(vm, first['ID'])
 
-    # B's agent dies and leaves its task writing: the watchdog kills it once B was last seen ready fence_after ago.
-    crash(vm)
-    crashed = time.monotonic()
-    written = beats()
-    wait_until(lambda: not task_pids(vm, first['ID']), timeout=3 * WATCHDOG_AFTER, why='the task killed by the fence')
-    took = time.monotonic() - crashed
-    # Last seen ready at most one check (5 s) before the crash; the VM's slowness only delays the fence.
-    assert WATCHDOG_AFTER - 6 <= took, took
-    assert beats() > written
-    readonly, fenced_at = fence_marks()
-    assert readonly == 'on' and re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', fenced_at), fenced_at
-    stopped = beats()
-    refused_write = vm.sh('echo root > /%s/after-the-fence' % dataset, check=False)
-    assert refused_write.returncode != 0 and 'Read-only file system' in refused_write.stderr
-    logged = vm.sh('journalctl -u nomad-zfs-csi-fence@%s' % B_UNIT).stdout
-    # Every volume under B's parent, those the earlier tests left there too.
-    assert re.search(r'fenced (\S+, )*%s(, \S+)*: read-only' % re.escape(dataset), logged), logged[-2000:]
-    assert 'out of contact: no answer from the agent' in logged, logged[-2000:]
-    # Only the job's tasks: not B's other tasks, which see the volume at its mountpoint (a raw_exec one does).
-    killed = set(re.findall(r'killed task \S*/([0-9a-f-]{36})\.[^/\s]+\.scope', logged))
-    allocations = {a['ID'] for a in stack.get('/v1/job/%s/allocations?namespace=%s' % (name, NAMESPACE))}
-    assert first['ID'] in killed and killed <= allocations, (killed, allocations)
+    hosts = {k: v for k, v in move_vars(stack).items() if k.startswith('host_volume_move_')}
+    hosts['host_volume_move_fence_margin'] = FENCE_MARGIN
+    with follow_rulebook(stack, tmp_path, mover(stack), hosts) as rulebook:
+        # B's agent dies and leaves its task writing: the watchdog kills it once B was last seen ready fence_after
+        # ago.
+        crash(vm)
+        crashed = time.monotonic()
+        written = len(beats())
+        wait_until(
+            lambda: not task_pids(vm, first['ID']), timeout=3 * WATCHDOG_AFTER, why='the task killed by the fence'
+        )
+        took = time.monotonic() - crashed
+        # Last seen ready at most one check (5 s) before the crash; the VM's slowness only delays the fence.
+        assert WATCHDOG_AFTER - 6 <= took, took
+        assert len(beats()) > written
+        readonly, fenced_at = fence_marks()
+        assert readonly == 'on' and re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', fenced_at), fenced_at
+        assert fence_marks(idle) == ['on', fenced_at]
+        refused_write = vm.sh('echo root > /%s/after-the-fence' % dataset, check=False)
+        assert refused_write.returncode != 0 and 'Read-only file system' in refused_write.stderr
+        logged = vm.sh('journalctl -u nomad-zfs-csi-fence@%s' % B_UNIT).stdout
+        # Every volume under B's parent, those the earlier tests left there too.
+        assert re.search(r'fenced (\S+, )*%s(, \S+)*: read-only' % re.escape(dataset), logged), logged[-2000:]
+        assert 'out of contact: no answer from the agent' in logged, logged[-2000:]
+        # Only the job's tasks: not B's other tasks, which see the volume at its mountpoint (a raw_exec one does).
+        killed = set(re.findall(r'killed task \S*/([0-9a-f-]{36})\.[^/\s]+\.scope', logged))
+        allocations = {a['ID'] for a in stack.get('/v1/job/%s/allocations?namespace=%s' % (name, NAMESPACE))}
+        assert first['ID'] in killed and killed <= allocations, (killed, allocations)
 
-    # B comes back: the fence stays (another node may hold the volume by now), until released while Nomad still
-    # lists the volume on B.
+        # Nomad marks B down, and the rulebook's follow fails the volume over once B's watchdog surely fenced it.
+        said = rulebook.wait_for('The loss of %s:' % B_NAME, timeout=900, why='the follow of the loss of B')
+    assert 'The loss of %s: %s/%s failed over to %s;' % (B_NAME, NAMESPACE, name, a_node['Name']) in said, said[-4000:]
+    assert '%s/%s stays (no job lost with the node uses it' % (NAMESPACE, unused) in said, said[-4000:]
+    assert ' 0 could not move.' in said, said[-4000:]
+    how = re.search(r'beyond the (\d+) s after which its fence watchdog \(fence_after %d s\)' % WATCHDOG_AFTER, said)
+    assert how and int(how.group(1)) == 108 + FENCE_MARGIN, said[-4000:]
+    assert re.search(r'Recovery point of %s: \S+@autosnap_\S+, taken' % name, said), said[-4000:]
+    [(_id, node_id)] = volumes(stack, name)
+    assert node_id == a_node['ID']
+    again = wait_until(lambda: running(stack, a_node['ID'], name), timeout=180, why='the job running on node A')
+    on_a = '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, name)
+    wait_until(lambda: [b for b in beats(on_a) if b[1] == again['ID']], timeout=60, why="the job's beats on node A")
+    # Never two writers: B's task wrote its last beat before A's first.
+    last_on_b = max(t for t, alloc in beats() if alloc == first['ID'])
+    first_on_a = min(t for t, alloc in beats(on_a) if alloc == again['ID'])
+    assert last_on_b < first_on_a, (last_on_b, first_on_a)
+
+    # B comes back: the fence stays (A holds demo-wd now). Released only where Nomad still places the volume on B.
     start(vm)
     # Back as the watchdog sees it: its agent answers, and the servers see B ready (their old status is no answer).
     back = 'python3 -IS %s check %s' % (FENCE, conf)
     wait_until(
         lambda: vm.sh(back, check=False).returncode == 0, timeout=180, why='node B back, as its watchdog sees it'
     )
-    assert fence_marks() == ['on', fenced_at] and beats() == stopped
+    assert fence_marks() == ['on', fenced_at] and fence_marks(idle) == ['on', fenced_at]
     not_one = vm.sh('python3 -IS %s release %s demo/nothing' % (FENCE, conf), check=False)
     assert not_one.returncode == 1 and 'is no volume of the zfs-dataset plugin' in not_one.stderr, not_one.stderr
-    # With a token that may read the volume: the mover's.
-    released = vm.sh(
-        'NOMAD_TOKEN=%s python3 -IS %s release %s %s/%s' % (mover(stack), FENCE, conf, NAMESPACE, name), check=False
-    )
+    # With a token that may read the volumes: the mover's.
+    release = 'NOMAD_TOKEN=%s python3 -IS %s release %s %s/%%s' % (mover(stack), FENCE, conf, NAMESPACE)
+    moved_away = vm.sh(release % name, check=False)
+    assert moved_away.returncode == 1 and 'the servers do not place volume' in moved_away.stderr, moved_away.stderr
+    assert fence_marks() == ['on', fenced_at]
+    released = vm.sh(release % unused, check=False)
     assert released.returncode == 0, released.stderr
-    assert fence_marks() == ['off', '-']
+    assert fence_marks(idle) == ['off', '-']
 
     off = plugin_role(stack, host_volume_plugin_fence_after=0)
     assert changed(off)['zfsvm'] > 0, playbook_said(off)

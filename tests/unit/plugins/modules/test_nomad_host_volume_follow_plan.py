@@ -95,12 +95,13 @@ def test_a_drained_nodes_volumes_in_use_follow_to_the_nodes_that_could_take_them
     volumes.append(volume('plain', plugin='mkdir'))
     nomad = nomad_with(others=others, allocations=allocations, volumes=volumes).install(monkeypatch)
     result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'})
-    assert (result['following'], result['why'], result['changed']) == (True, None, False)
+    assert (result['following'], result['kind'], result['why'], result['changed']) == (True, 'move', None, False)
+    assert (result['fenced_in'], result['waited']) == (0, 0)
     assert result['moves'] == [
         dict(name='other', namespace='team-a', jobs=['cache'], candidates=['storage-0', 'storage-a', 'storage-e'],
-             resumed=False),
+             resumed=False, fenced_in=0),
         dict(name='pgdata', namespace='team-a', jobs=['db', 'web'], candidates=['storage-0', 'storage-a'],
-             resumed=False),
+             resumed=False, fenced_in=0),
     ]  # fmt: skip
     assert result['stays'] == [
         dict(name='scratch', namespace='team-a', jobs=[], why='no job of this drain uses it; move it by hand if wanted')
@@ -137,7 +138,9 @@ def test_a_move_under_way_from_the_node_goes_on_first_to_where_its_journal_says(
         journals=journals,
     ).install(monkeypatch)
     result = run_main(nomad_host_volume_follow_plan, {'node': 'n-b'})
-    assert result['moves'] == [dict(name='pgdata', namespace='team-a', jobs=[], candidates=['storage-a'], resumed=True)]
+    assert result['moves'] == [
+        dict(name='pgdata', namespace='team-a', jobs=[], candidates=['storage-a'], resumed=True, fenced_in=0)
+    ]
     assert [(s['name'], s['why']) for s in result['stays']] == [
         ('notarget', 'its journal names no node to move it to; check it, then move it by hand'),
         ('queue', 'its journal is of another volume (v-forged) than Nomad has; check it, then move it by hand'),
@@ -156,13 +159,13 @@ def test_a_cancelled_drain_or_none_moves_nothing_and_says_why(run_main, monkeypa
     cases = [
         (cancelled, 'its last drain was cancelled'),
         (undrained, 'its last drain completed and it is eligible again'),
-        (never, 'it is not draining'),
+        (never, 'it has not been drained'),
     ]
     for drained, why in cases:
         nomad = nomad_with(drained=drained, allocations=[alloc('db', 'pgdata')], volumes=[volume('pgdata')])
         result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'}) if nomad.install(monkeypatch) else None
         assert result['following'] is False and result['moves'] == result['stays'] == [], result
-        assert result['why'] == 'Node storage-b is not draining: %s. Nothing follows.' % why
+        assert result['why'] == 'Node storage-b is not down, nor draining: %s. Nothing follows.' % why
     # A drain that completed before the follow ran, the node still ineligible: its volumes follow.
     nomad_with(drained=completed, others=[node('n-a', 'storage-a')], allocations=[alloc('db', 'pgdata')],
                volumes=[volume('pgdata')]).install(monkeypatch)  # fmt: skip
@@ -219,4 +222,100 @@ def test_a_job_waiting_to_be_placed_takes_its_volume_and_a_job_of_two_volumes_le
     assert [(s['name'], s['jobs'], s['why']) for s in result['stays']] == [
         ('in', ['etl'], why % 'out'),
         ('out', ['etl'], why % 'in'),
+    ]
+
+
+# A node that Nomad marked down 60 s before NOW, as GET /v1/node/:id answers, advertising its fence watchdog.
+NOW = 1796184204
+LOST = dict(
+    node('n-b', 'storage-b', Status='down', StatusUpdatedAt=NOW - 60, Meta={'nomad_zfs_csi.fence_after': '20'}),
+    HostVolumes={'pgdata': {'ID': 'v-pgdata'}},
+)
+# Marked lost when the node went down; then the replacement, which waits for its volume.
+LOST_ALLOC = dict(ClientStatus='lost', DesiredStatus='stop', ModifyTime=(NOW - 59) * 10**9)
+
+
+def lost_plan(run_main, monkeypatch, lost=None, allocations=(), jobs=(), journals=None, check=False, **args):
+    nomad = nomad_with(
+        drained=lost or LOST,
+        others=[node('n-a', 'storage-a')],
+        allocations=allocations,
+        volumes=[volume('pgdata'), volume('queue'), volume('scratch')],
+        jobs=jobs,
+        journals=journals,
+    ).install(monkeypatch)
+    monkeypatch.setattr(nomad_host_volume_follow_plan.time, 'time', lambda: NOW)
+    slept = []
+    monkeypatch.setattr(nomad_host_volume_follow_plan.time, 'sleep', slept.append)
+    return run_main(nomad_host_volume_follow_plan, dict({'node': 'storage-b'}, **args), check=check), slept, nomad
+
+
+def test_a_lost_nodes_volumes_fail_over_once_its_watchdog_surely_fenced_it(run_main, monkeypatch):
+    waiting_job = {'ID': 'q', 'Namespace': 'team-a', 'TaskGroups': [{'Name': 'g', 'Volumes': {'d': {'Type': 'host',
+                   'Source': 'queue'}}}]}  # fmt: skip
+    allocations = [
+        alloc('db', 'pgdata', **LOST_ALLOC),
+        # Lost in an earlier loss of the node, and replaced then: no user now.
+        alloc('old', 'scratch', ClientStatus='lost', DesiredStatus='stop', ModifyTime=(NOW - 3600) * 10**9),
+    ]
+    result, slept, nomad = lost_plan(run_main, monkeypatch, allocations=allocations, jobs=[(waiting_job, 1)])
+    # fence_after 20: surely fenced 108 s after it went down, plus the margin (30 s); down 60 s.
+    assert (result['following'], result['kind'], result['fenced_in'], result['waited']) == (True, 'failover', 78, 0)
+    assert result['moves'] == [
+        dict(name='pgdata', namespace='team-a', jobs=['db'], candidates=['storage-a'], resumed=False, fenced_in=78),
+        dict(name='queue', namespace='team-a', jobs=['q'], candidates=['storage-a'], resumed=False, fenced_in=78),
+    ]
+    assert result['stays'] == [
+        dict(name='scratch', namespace='team-a', jobs=[],
+             why='no job lost with the node uses it; move it by hand if wanted'),
+    ]  # fmt: skip
+    assert slept == [] and not nomad.writes()
+
+
+def test_the_follow_of_a_lost_node_waits_for_its_fence_and_reads_again(run_main, monkeypatch):
+    allocations = [alloc('db', 'pgdata', **LOST_ALLOC)]
+    # Up to 77 s: it does not wait for 78.
+    result, slept, _nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=77)
+    assert (result['fenced_in'], result['waited'], slept) == (78, 0, [])
+    result, slept, nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=78)
+    assert (result['waited'], slept) == (79, [79])
+    assert len([c for c in nomad.calls if c[1] == 'node/n-b/allocations']) == 2
+    # Check mode says when, and waits for nothing.
+    result, slept, _nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=600, check=True)
+    assert (result['fenced_in'], result['waited'], slept) == (78, 0, [])
+    # A margin of 0, and down long enough: no wait.
+    result, slept, _nomad = lost_plan(
+        run_main, monkeypatch, lost=dict(LOST, StatusUpdatedAt=NOW - 108), allocations=allocations, fence_margin=0,
+        wait_for_fence=600,
+    )  # fmt: skip
+    assert (result['fenced_in'], result['waited'], slept) == (0, 0, [])
+    result, _slept, _nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=-1)
+    assert result['failed'] and result['msg'] == 'wait_for_fence is -1; give 0 or more seconds. Nothing was changed.'
+
+
+def test_a_lost_node_that_never_fences_itself_keeps_its_volumes_and_says_why(run_main, monkeypatch):
+    unwatched = dict(LOST, Meta={})
+    result, slept, _nomad = lost_plan(
+        run_main, monkeypatch, lost=unwatched, allocations=[alloc('db', 'pgdata', **LOST_ALLOC)], wait_for_fence=600
+    )
+    assert (result['following'], result['moves'], slept) == (True, [], [])
+    [stay] = result['stays'][:1]
+    assert (stay['name'], stay['jobs']) == ('pgdata', ['db'])
+    assert 'Node storage-b is down, but its allocations a-db (db.g) may still be writing to pgdata' in stay['why']
+    assert 'host_volume_plugin_fence_after' in stay['why']
+
+
+def test_a_failover_under_way_from_the_lost_node_goes_on_first_and_a_move_does_not(run_main, monkeypatch):
+    journals = {
+        ('team-a', 'pgdata'): {
+            'source_node_id': 'n-b',
+            'to': 'storage-a',
+            'kind': 'failover',
+            'volume': '{"id": "v-pgdata"}',
+        },
+        ('team-a', 'queue'): {'source_node_id': 'n-b', 'to': 'storage-a', 'volume': '{"id": "v-queue"}'},
+    }
+    result, _slept, _nomad = lost_plan(run_main, monkeypatch, journals=journals)
+    assert result['moves'] == [
+        dict(name='pgdata', namespace='team-a', jobs=[], candidates=['storage-a'], resumed=True, fenced_in=0)
     ]
