@@ -28,19 +28,21 @@ ENDED_ON_CLIENT = ('complete', 'failed')
 WATCHDOG_META = 'nomad_zfs_csi.fence_after'
 # zfs-fence's least fence_after: a smaller value is no watchdog's.
 LEAST_FENCE_AFTER = 10
-# zfs-fence's timeout of each zfs command, and the seconds its kill takes at most.
-ZFS_TIMEOUT, KILL = 30, 1
+# zfs-fence's timeout of each zfs command, the seconds its kill takes at most, and the most from a watchdog that hangs
+# to its restart (the unit's WatchdogSec and RestartSec, and its start).
+ZFS_TIMEOUT, KILL, RESTART = 20, 1, 30 + 2 + 3
 
 
 def watchdog_fenced_within(fence_after):
     """Seconds after the servers marked the node down by which its watchdog has killed every task that mounts a
-    volume, counted the way zfs-fence works (its fenced_within(), kept equal by a unit test). Its last `ready`
-    arrives at most one check's answer (two timeouts and the 1 s owner check) after the servers marked the node
-    down; fence_after later, the next check notices (one period, then that check's own answer); then the listing and
-    the zfs set (ZFS_TIMEOUT each), then the kill."""
+    volume and made every volume read-only, counted the way zfs-fence works (its fenced_within(), kept equal by a
+    unit test). Its last `ready` arrives at most one check's answer (two timeouts and the 1 s owner check) after the
+    servers marked the node down; fence_after later, the next check notices (one period, then that check's own
+    answer), or the restart of a watchdog that hung; then the kill, then the listing and the zfs set (ZFS_TIMEOUT
+    each)."""
     period = max(1, min(5, fence_after // 4))
     answer = 2 * period + 1
-    return answer + fence_after + period + answer + 2 * ZFS_TIMEOUT + KILL
+    return answer + fence_after + period + answer + RESTART + KILL + 2 * ZFS_TIMEOUT
 
 
 def watchdog_fence_after(node):

@@ -123,9 +123,14 @@ def _resumed(node, journals, volumes, kind):
     moves, stays = [], []
     for journal in sorted(journals, key=lambda j: (j['namespace'], j['name'])):
         items = journal['items']
-        if items.get('source_node_id') != node['ID'] or (items.get('kind') == 'failover') != (kind == 'failover'):
+        if items.get('source_node_id') != node['ID']:
             continue
         key = (journal['namespace'], journal['name'])
+        if (items.get('kind') == 'failover') != (kind == 'failover'):
+            # The other kind: a move from a node lost since, or a failover from a node back since.
+            why = OTHER_KIND[kind] % (key[0], key[1])
+            stays.append(dict(name=key[1], namespace=key[0], jobs=[], why=why))
+            continue
         try:
             volume_id = json.loads(items.get('volume') or '{}').get('id')
         except (ValueError, AttributeError):
@@ -144,6 +149,21 @@ def _resumed(node, journals, volumes, kind):
         else:
             moves.append(dict(name=key[1], namespace=key[0], jobs=[], candidates=[to], resumed=True, fenced_in=0))
     return moves, stays
+
+
+# Why a journal of the other kind from the node stays, by the follow's kind.
+OTHER_KIND = {
+    'failover': 'a planned move of it from this node is under way (its journal), and the node is lost: fail it over '
+    'by hand (playbooks/failover_host_volume.yml -e namespace=%s -e volume=%s)',
+    'move': 'a failover of it from this node is under way (its journal): finish it by hand '
+    '(playbooks/failover_host_volume.yml -e namespace=%s -e volume=%s)',
+}
+
+
+def wait_within(plan, limit):
+    """The seconds to wait before the failovers of a lost node's plan: the longest fenced_in that is at most limit,
+    so that one volume fenced only later (a group's long stop_on_client_after) does not hold up the others."""
+    return max([m['fenced_in'] for m in plan['moves'] if m['fenced_in'] <= limit] or [0])
 
 
 def the_node(nodes, name):

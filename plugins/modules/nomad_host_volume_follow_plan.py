@@ -59,8 +59,9 @@ options:
     default: 30
   wait_for_fence:
     description:
-      - For a lost node whose volumes are all fenced within this many seconds (RV(fenced_in)), wait until they are
-        and read everything again, so that the failovers that follow are not refused for being early. 0 never
+      - For a lost node, wait until its volumes that are fenced within this many seconds (their C(fenced_in)) are,
+        and read everything again, so that the failovers that follow are not refused for being early. A volume
+        fenced only later does not hold up the others; its failover is refused, saying when to run again. 0 never
         waits; nor does check mode.
     type: int
     default: 0
@@ -142,6 +143,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_
     BLOCKED,
     plan_follow,
     the_node,
+    wait_within,
     waiting,
 )
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_move_journal import journal_path
@@ -182,10 +184,11 @@ def follow(module):
     """The plan; for a lost node that surely writes no more within wait_for_fence seconds, the plan read again once
     it does (not in check mode, which only says when)."""
     result = read(module)
-    if 0 < result['fenced_in'] <= module.params['wait_for_fence'] and not module.check_mode:
+    wait = wait_within(result, module.params['wait_for_fence'])
+    if wait > 0 and not module.check_mode:
         # The second beyond: the planner counts in whole seconds.
-        time.sleep(result['fenced_in'] + 1)
-        result = dict(read(module), waited=result['fenced_in'] + 1)
+        time.sleep(wait + 1)
+        result = dict(read(module), waited=wait + 1)
     return dict(dict(changed=False, waited=0), **result)
 
 

@@ -128,10 +128,12 @@ def reconnect(vm):
 
 def stop(vm):
     reconnect(vm)
-    # And its fence watchdog, where a test turned it on (host_volume_plugin_fence_after).
+    # And its fence watchdog, where a test turned it on (host_volume_plugin_fence_after), with the last contact it
+    # kept.
     vm.sh(
         'systemctl stop %s nomad-zfs-csi-fence@%s 2>/dev/null; systemctl reset-failed %s 2>/dev/null; '
-        'rm -f /etc/nomad-zfs-csi/fence/%s.*' % (UNIT, UNIT, UNIT, UNIT),
+        'rm -f /etc/nomad-zfs-csi/fence/%s.* /run/nomad-zfs-csi-fence/%s.* /var/lib/nomad-zfs-csi-fence/%s.*'
+        % (UNIT, UNIT, UNIT, UNIT, UNIT, UNIT),
         check=False,
     )
     vm.sh(

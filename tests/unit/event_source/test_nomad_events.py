@@ -2,6 +2,8 @@
 what a refusal says. tests/integration/event_source/test_nomad_events_on_nomad.py drives main() against a real Nomad."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -99,3 +101,13 @@ def test_the_tls_options_are_documented_as_the_modules_fragment_documents_them()
     modules = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)['options']
     for name in ('validate_certs', 'ca_cert', 'client_cert', 'client_key'):
         assert source[name] == modules[name], name
+
+
+def test_the_follow_rulebooks_rules_name_event_types_that_nomad_sends():
+    """Each rule of the follow rulebook acts on a type of event that the captured stream of Nomad v1.11.3 holds: a
+    node's change of status comes as a NodeStreamEvent (a first version waited for "NodeEvent", which never came)."""
+    rulebook = yaml.safe_load((Path(__file__).resolve().parents[3] / 'extensions/eda/rulebooks/follow.yml').read_text())
+    sent = set((e['Topic'], e['Type']) for frame in FRAMES for e in frame.get('Events') or [])
+    for rule in rulebook[0]['rules']:
+        [(topic, kind)] = re.findall(r'event\.topic == "(\w+)" and event\.type == "(\w+)"', rule['condition'])
+        assert (topic, kind) in sent, (rule['name'], sorted(sent))

@@ -8,6 +8,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import socket
 import threading
 from pathlib import Path
@@ -52,8 +53,15 @@ def test_a_failover_counts_the_watchdogs_time_to_fence_as_it_works():
     assert failover.LEAST_FENCE_AFTER == fence.LEAST_FENCE_AFTER
     for fence_after in range(fence.LEAST_FENCE_AFTER, 400):
         assert failover.watchdog_fenced_within(fence_after) == fence.fenced_within(fence_after), fence_after
-    # fence_after 20: the last ready up to 11 s late, 5 s to the next check, 11 s for its answer, two zfs, the kill.
-    assert fence.fenced_within(20) == 20 + 11 + 5 + 11 + 60 + 1
+    # fence_after 20: the last ready up to 11 s late, 5 s to the next check, 11 s for its answer, a restart, the kill,
+    # two zfs.
+    assert fence.fenced_within(20) == 20 + 11 + 5 + 11 + 35 + 1 + 40
+    # A restart of a watchdog that hung is counted as the unit makes it, and a zfs process is given up before
+    # systemd's watchdog would restart the watchdog.
+    unit = (ROLE / 'files' / 'nomad-zfs-csi-fence@.service').read_text()
+    watchdog_sec = int(re.search(r'^WatchdogSec=(\d+)$', unit, re.M).group(1))
+    restart_sec = int(re.search(r'^RestartSec=(\d+)$', unit, re.M).group(1))
+    assert fence.RESTART_TIME == watchdog_sec + restart_sec + 3 and fence.ZFS_TIMEOUT < watchdog_sec
     role = yaml.safe_load((ROLE / 'vars' / 'main.yml').read_text())
     assert role['host_volume_plugin_fence_meta'] == failover.WATCHDOG_META
 
@@ -62,6 +70,7 @@ def test_the_role_and_the_unit_name_the_watchdogs_paths_as_it_uses_them():
     role = yaml.safe_load((ROLE / 'vars' / 'main.yml').read_text())
     unit = (ROLE / 'files' / 'nomad-zfs-csi-fence@.service').read_text()
     assert role['host_volume_plugin_fence_state_dir'] == fence.STATE_DIR
+    assert role['host_volume_plugin_fence_kept_dir'] == fence.KEPT_DIR
     assert (
         'ExecStart=/usr/bin/python3 -IS %s watch %s\n'
         % (
@@ -276,6 +285,12 @@ NO_ANSWER = (0, 'no answer')
         ([(200, '{"Status": "down"}')] * 6, None, [1020.0, 1025.0]),
         # Restarted (killed, or stopped and restarted by systemd) 15 s after its last contact: fenced 5 s later.
         ([NO_ANSWER] * 3, 985.0, [1005.0, 1010.0]),
+        # Started after a boot (nothing in /run), its last contact 15 s before on the wall clock: fenced 5 s later.
+        ([NO_ANSWER] * 3, 'wall 985', [1005.0, 1010.0]),
+        # After a boot that took longer than fence_after: fenced at once.
+        ([NO_ANSWER] * 2, 'wall 900', [1000.0, 1005.0]),
+        # After a boot, seen ready: the wall clock's contact is kept.
+        ([(200, '{"Status": "ready"}')] * 2, 'wall 900', []),
     ],
 )
 def test_the_watch_fences_once_the_node_is_out_of_contact_for_fence_after(
@@ -283,7 +298,12 @@ def test_the_watch_fences_once_the_node_is_out_of_contact_for_fence_after(
 ):
     clock, calls = Clock(len(answers)), []
     monkeypatch.setattr(fence, 'STATE_DIR', str(tmp_path))
-    if kept is not None:
+    monkeypatch.setattr(fence, 'KEPT_DIR', str(tmp_path / 'kept'))
+    if isinstance(kept, str):
+        (tmp_path / 'kept').mkdir()
+        (tmp_path / 'kept' / 'b.conf.last').write_text(kept.split()[1])
+        kept = float(kept.split()[1])
+    elif kept is not None:
         (tmp_path / 'b.conf.last').write_text(str(kept))
     monkeypatch.setattr(fence, 'time', clock)
     monkeypatch.setattr(fence, 'boot_clock', clock.boot_clock)
@@ -302,6 +322,10 @@ def test_the_watch_fences_once_the_node_is_out_of_contact_for_fence_after(
         + [1000.0 + 5 * i for i, a in enumerate(answers) if a[0] == 200 and 'ready' in a[1]]
     )
     assert float((tmp_path / 'b.conf.last').read_text()) == last
+    contacts = [1000.0 + 5 * i for i, a in enumerate(answers) if a[0] == 200 and 'ready' in a[1]]
+    if contacts:
+        # On the wall clock too, for the first start after a boot.
+        assert float((tmp_path / 'kept' / 'b.conf.last').read_text()) == contacts[-1]
 
 
 def test_main_refuses_a_bad_call_or_configuration_naming_it(tmp_path, capsys):
@@ -315,31 +339,54 @@ def test_main_refuses_a_bad_call_or_configuration_naming_it(tmp_path, capsys):
 
 def test_a_kept_contact_that_is_no_time_between_the_boot_and_now_counts_as_a_first_start(tmp_path, monkeypatch):
     monkeypatch.setattr(fence, 'STATE_DIR', str(tmp_path))
+    monkeypatch.setattr(fence, 'KEPT_DIR', str(tmp_path / 'kept'))
     kept = fence.LastContact('/etc/nomad-zfs-csi/fence/b.conf')
     for text in ('nan', 'inf', '-1', '2000', 'x', ''):
         (tmp_path / 'b.conf.last').write_text(text)
-        assert kept.load(1000.0) == 1000.0, text
+        assert kept.load(1000.0, 1796184204.0) == 1000.0, text
     kept.save(985.5)
-    assert kept.load(1000.0) == 985.5
+    assert kept.load(1000.0, 1796184204.0) == 985.5
+    # After a boot (nothing in /run): the wall clock's contact, on the boot clock (before the boot: below 0); at the
+    # boot where the wall clock went back since.
+    kept.save(985.5, 1796184200.0)
+    (tmp_path / 'b.conf.last').unlink()
+    assert kept.load(30.0, 1796184300.0) == -70.0
+    assert kept.load(30.0, 1796184100.0) == 0.0
 
 
-def test_the_tasks_are_killed_from_the_last_listing_where_zfs_fails(tmp_path, monkeypatch):
-    """A stuck or failing zfs never keeps the kill from the tasks that mount a volume."""
-    volumes = fence.parse_volumes(CAPTURED['listing_before'])
+def test_the_tasks_are_killed_first_from_the_hosts_mounts_whatever_zfs_does(tmp_path, monkeypatch):
+    """A stuck or failing zfs, at the first fence (no listing before), never keeps the kill from the tasks that
+    mount a volume: the host's own mountinfo (pid 1's) says where each volume is mounted."""
     processes = [(p['pid'], p['cgroup'], p['mountinfo'].splitlines) for p in CAPTURED['processes']]
-    [scope] = fence.task_scopes(volumes, lambda: processes)
+    [host] = [p for p in CAPTURED['processes'] if p['pid'] == '1']
+    mounted = fence.host_volumes('nodeb/nomad/volumes', host['mountinfo'].splitlines())
+    assert DATASET in [v['name'] for v in mounted]
+    [scope] = fence.task_scopes(mounted, lambda: processes)
     (tmp_path / scope.lstrip('/')).mkdir(parents=True)
     monkeypatch.setattr(fence, 'CGROUP_ROOT', str(tmp_path))
     monkeypatch.setattr(fence, 'proc_processes', lambda: processes)
+    monkeypatch.setattr(fence, '_mountinfo', lambda pid: dict((p[0], p[2]) for p in processes)[str(pid)])
     monkeypatch.setattr(fence, 'say', lambda *args: None)
+    ran = []
 
     def stuck(argv):
-        raise fence.FenceError('zfs list took more than 30 s')
+        ran.append(argv[1])
+        # By then, the task was killed.
+        assert (tmp_path / scope.lstrip('/') / 'cgroup.kill').read_text() == '1'
+        raise fence.FenceError('zfs list took more than 20 s')
 
     monkeypatch.setattr(fence, 'zfs', stuck)
     with pytest.raises(fence.FenceError):
-        fence.fence(conf(), 0, volumes)
-    assert (tmp_path / scope.lstrip('/') / 'cgroup.kill').read_text() == '1'
+        fence.fence(conf(), 0, [])
+    assert ran == ['list']
+
+
+def test_a_zfs_process_that_hangs_is_given_up_and_not_waited_for(monkeypatch):
+    monkeypatch.setattr(fence, 'ZFS_TIMEOUT', 0.2)
+    with pytest.raises(fence.FenceError, match='zfs 30 took more than 0 s'):
+        fence.zfs(['sleep', '30'])
+    with pytest.raises(fence.FenceError, match='zfs -c failed: no such dataset'):
+        fence.zfs(['sh', '-c', 'echo no such dataset >&2; exit 1'])
 
 
 def test_check_says_what_the_watch_would_see(monkeypatch, capsys):

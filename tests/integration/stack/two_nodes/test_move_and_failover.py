@@ -602,7 +602,7 @@ def test_node_bs_watchdog_fences_it_once_out_of_contact_and_the_follow_then_fail
     assert '%s/%s stays (no job lost with the node uses it' % (NAMESPACE, unused) in said, said[-4000:]
     assert ' 0 could not move.' in said, said[-4000:]
     how = re.search(r'beyond the (\d+) s after which its fence watchdog \(fence_after %d s\)' % WATCHDOG_AFTER, said)
-    assert how and int(how.group(1)) == 108 + FENCE_MARGIN, said[-4000:]
+    assert how and int(how.group(1)) == 123 + FENCE_MARGIN, said[-4000:]
     assert re.search(r'Recovery point of %s: \S+@autosnap_\S+, taken' % name, said), said[-4000:]
     [(_id, node_id)] = volumes(stack, name)
     assert node_id == a_node['ID']

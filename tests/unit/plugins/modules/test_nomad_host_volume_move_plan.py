@@ -216,22 +216,22 @@ def test_stop_on_client_after_fences_only_once_it_has_surely_passed(run_main, no
 
 
 def test_a_node_that_advertises_its_fence_watchdog_is_fenced_once_the_watchdog_surely_fenced(run_main, nomad):
-    # fence_after 20: the watchdog has killed every task 108 s after the node went down (zfs-fence's own count),
-    # whatever its groups say; plus the margin (30 s).
+    # fence_after 20: the watchdog has killed every task and made the volume read-only 123 s after the node went down
+    # (zfs-fence's own count), whatever its groups say; plus the margin (30 s).
     claims = [allocation('a1aaaaaa-1', 'lost')]
-    for down_for, left in ((137, 1), (100, 38)):
+    for down_for, left in ((152, 1), (100, 53)):
         lost(nomad, down_since=NOW - down_for, allocations=claims)
         nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20'}
         refused(
             plan(run_main, failover=True),
-            'Node storage-1 has been down %d s; its fence watchdog (fence_after 20 s) has surely fenced it 138 s'
+            'Node storage-1 has been down %d s; its fence watchdog (fence_after 20 s) has surely fenced it 153 s'
             % down_for,
-            '(fence_after, 88 s for the watchdog to notice and fence, and fence_margin). Run again in %d s' % left,
+            '(fence_after, 103 s for the watchdog to notice and fence, and fence_margin). Run again in %d s' % left,
         )
-    lost(nomad, down_since=NOW - 138, allocations=[])
+    lost(nomad, down_since=NOW - 153, allocations=[])
     nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20'}
     fence = plan(run_main, failover=True)['fence']
-    assert fence == dict(how='watchdog', claims=[], down_seconds=138, needed_seconds=138, fence_after=20)
+    assert fence == dict(how='watchdog', claims=[], down_seconds=153, needed_seconds=153, fence_after=20)
     # stop_on_client_after, when it is sooner: 2 x 10 s + 30 s.
     lost(nomad, down_since=NOW - 50, allocations=[allocation('a1aaaaaa-1', 'lost', stop_after=10)])
     nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20'}
