@@ -396,3 +396,24 @@ def test_check_says_what_the_watch_would_see(monkeypatch, capsys):
     monkeypatch.setattr(fence.Node, 'read', lambda self: (0, "the agent's port is uid 65534's"))
     with pytest.raises(fence.FenceError, match="out of contact: the agent's port is uid 65534's"):
         fence.check(conf())
+
+
+def test_a_watch_that_starts_out_of_contact_fences_before_it_logs(monkeypatch, tmp_path):
+    """syslog may block on a stalled journal: the first fence comes before the first message."""
+    clock, events = Clock(2), []
+    monkeypatch.setattr(fence, 'STATE_DIR', str(tmp_path))
+    monkeypatch.setattr(fence, 'KEPT_DIR', str(tmp_path / 'kept'))
+    (tmp_path / 'kept').mkdir()
+    (tmp_path / 'kept' / 'b.conf.last').write_text('900')  # on the wall clock: no /run file after a boot
+    monkeypatch.setattr(fence, 'time', clock)
+    monkeypatch.setattr(fence, 'boot_clock', clock.boot_clock)
+    monkeypatch.setattr(fence.Node, 'read', lambda self: NO_ANSWER)
+    monkeypatch.setattr(fence, 'fence', lambda conf, now, known: events.append('fence') or known)
+    monkeypatch.setattr(fence, 'say', lambda message, *args: events.append(message))
+    monkeypatch.delenv('NOTIFY_SOCKET', raising=False)
+    conf_path = tmp_path / 'b.conf'
+    conf_path.write_text(CONF)
+    with pytest.raises(StopIteration):
+        fence.watch(conf(), str(conf_path))
+    assert events[0] == 'fence' and events[1].startswith('watching node') and '(100 s out of contact' in events[1]
+    assert events[2] == 'out of contact: no answer' and events[3:] == ['fence']
