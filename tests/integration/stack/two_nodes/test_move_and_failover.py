@@ -522,6 +522,7 @@ def test_node_bs_watchdog_fences_it_once_out_of_contact_and_the_follow_then_fail
     name, unused = 'demo-wd', 'demo-wd-idle'
     dataset, idle = ('%s/%s/%s' % (B_VOLUMES, NAMESPACE, n) for n in (name, unused))
     conf = '/etc/nomad-zfs-csi/fence/%s.conf' % B_UNIT
+    since = vm.sh('date +%s').stdout.strip()
     gone_after(name)
     gone_after(unused)
     watchdog = {
@@ -587,7 +588,7 @@ def test_node_bs_watchdog_fences_it_once_out_of_contact_and_the_follow_then_fail
         assert fence_marks(idle) == ['on', fenced_at]
         refused_write = vm.sh('echo root > /%s/after-the-fence' % dataset, check=False)
         assert refused_write.returncode != 0 and 'Read-only file system' in refused_write.stderr
-        logged = vm.sh('journalctl -u nomad-zfs-csi-fence@%s' % B_UNIT).stdout
+        logged = vm.sh('journalctl -u nomad-zfs-csi-fence@%s --since @%s' % (B_UNIT, since)).stdout
         # Every volume under B's parent, those the earlier tests left there too.
         assert re.search(r'fenced (\S+, )*%s(, \S+)*: read-only' % re.escape(dataset), logged), logged[-2000:]
         assert 'out of contact: no answer from the agent' in logged, logged[-2000:]
