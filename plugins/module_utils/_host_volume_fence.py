@@ -26,11 +26,13 @@ ENDED_ON_CLIENT = ('complete', 'failed')
 # The node metadata by which a client advertises its fence watchdog, and its fence_after (the host_volume_plugin
 # role sets it once the watchdog runs, and unsets it before it stops the watchdog).
 WATCHDOG_META = 'nomad_zfs_csi.fence_after'
+# And the plugin whose volumes it fences (its one parent's): another plugin's volumes on the node are not fenced.
+WATCHDOG_PLUGIN_META = 'nomad_zfs_csi.fence_plugin'
 # zfs-fence's least fence_after: a smaller value is no watchdog's.
 LEAST_FENCE_AFTER = 10
-# zfs-fence's timeout of each zfs command, the seconds its kill takes at most, and the most from a watchdog that hangs
-# to its restart (the unit's WatchdogSec and RestartSec, and its start).
-ZFS_TIMEOUT, KILL, RESTART = 20, 1, 30 + 2 + 3
+# zfs-fence's timeout of each zfs command and the second it then waits for it, the seconds its kill takes at most, and
+# the most from a watchdog that hangs to its restart (the unit's WatchdogSec and RestartSec, and its start).
+ZFS_TIMEOUT, ZFS_REAP, KILL, RESTART = 20, 1, 1, 30 + 2 + 3
 
 
 def watchdog_fenced_within(fence_after):
@@ -42,13 +44,16 @@ def watchdog_fenced_within(fence_after):
     each)."""
     period = max(1, min(5, fence_after // 4))
     answer = 2 * period + 1
-    return answer + fence_after + period + answer + RESTART + KILL + 2 * ZFS_TIMEOUT
+    return answer + fence_after + period + answer + RESTART + KILL + 2 * (ZFS_TIMEOUT + ZFS_REAP)
 
 
-def watchdog_fence_after(node):
-    """The fence_after of the watchdog the node advertises, or None where it advertises none (or a value that no
-    watchdog of ours has)."""
-    value = ((node or {}).get('Meta') or {}).get(WATCHDOG_META)
+def watchdog_fence_after(node, plugin_id):
+    """The fence_after of the watchdog the node advertises for the volumes of plugin_id, or None where it advertises
+    none (or a value that no watchdog of ours has)."""
+    meta = (node or {}).get('Meta') or {}
+    if meta.get(WATCHDOG_PLUGIN_META) != plugin_id:
+        return None
+    value = meta.get(WATCHDOG_META)
     if not isinstance(value, str) or not re.match(r'^[1-9][0-9]{1,8}$', value):
         return None
     return int(value) if int(value) >= LEAST_FENCE_AFTER else None
@@ -146,7 +151,7 @@ def _by_stop_on_client_after(p, name, claims, allocations, down_for):
 def _by_watchdog(p, source, claims, down_for):
     """(seconds left, fence, why not) by the node's fence watchdog, or None where it advertises none. The watchdog
     fences every volume of the node and kills every task that mounts one, whatever its group says."""
-    fence_after = watchdog_fence_after(source)
+    fence_after = watchdog_fence_after(source, p.get('plugin_id'))
     if fence_after is None:
         return None
     needed = watchdog_fenced_within(fence_after) + p['fence_margin']
@@ -172,7 +177,8 @@ def _by_watchdog(p, source, claims, down_for):
 def fence_wait(p, source, allocations, now):
     """For a node that Nomad marked down, (seconds, fence, why): seconds 0 and how it is fenced (fence) where it
     surely writes no more; else the seconds until it surely does by itself, or None where it never does, and why
-    it may still write. p: name (the volume) and fence_margin. Of its two ways, the sooner one counts."""
+    it may still write. p: name and plugin_id (the volume's) and fence_margin. Of its two ways, the sooner one
+    counts."""
     name = source.get('Name')
     down_for = max(0, int(now) - int(source.get('StatusUpdatedAt') or now))
     claims = claims_on_node(p['name'], allocations)

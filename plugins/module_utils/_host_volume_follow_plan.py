@@ -214,7 +214,7 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
         fenced_in, why = 0, None
         if kind == 'failover' and jobs:
             fenced_in, _fence, why = fence_wait(
-                dict(name=key[1], fence_margin=p['fence_margin']), node, allocations, now
+                dict(name=key[1], plugin_id=p['plugin_id'], fence_margin=p['fence_margin']), node, allocations, now
             )
         candidates = _candidates(node, nodes, p['plugin_id'], key[1]) if jobs and key not in shared else []
         if not jobs:

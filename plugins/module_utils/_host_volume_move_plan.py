@@ -407,7 +407,9 @@ def _plan_resumed(p, journal, volumes, nodes, node_allocations, now):
     )
     extra = {}
     if p['failover'] and r['steps']:
-        extra['fence'] = _resumed_fence(p, journal, r, source, in_nomad, node_allocations, now)
+        extra['fence'] = _resumed_fence(
+            dict(p, plugin_id=vol.get('plugin_id')), journal, r, source, in_nomad, node_allocations, now
+        )
     if p.get('target_read') and r['steps']:
         extra['data'] = _resumed_data(p, vol, r, source_view, p.get('source_read'), p['target_read'])
     result = dict(
@@ -558,7 +560,8 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
         resumed=False,
     )
     if p['failover']:
-        result['fence'] = fence(p, source or {'Name': vol.get('NodeID'), 'Status': 'gone'}, node_allocations, now)
+        lost = source or {'Name': vol.get('NodeID'), 'Status': 'gone'}
+        result['fence'] = fence(dict(p, plugin_id=vol.get('PluginID')), lost, node_allocations, now)
     if p.get('target_read'):
         result['data'] = plan_data(
             p, result['volume'], result['source'], result['target'], p.get('source_read'), p['target_read'], now

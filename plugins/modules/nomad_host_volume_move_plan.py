@@ -41,7 +41,7 @@ description:
     The operator says it is (O(fenced)), having powered it off or cut it off from its disks and network.
     Or the node advertises its fence watchdog in its metadata (C(nomad_zfs_csi.fence_after), which the
     C(nomad_zfs.csi.host_volume_plugin) role sets with C(host_volume_plugin_fence_after)) and has been down for its
-    C(fence_after), plus the watchdog's time to notice and to fence (103 s where C(fence_after) is 20 s or more,
+    C(fence_after), plus the watchdog's time to notice and to fence (105 s where C(fence_after) is 20 s or more,
     counted the way it works), plus O(fence_margin).
     Or every allocation on it that mounts the volume belongs to a group with C(disconnect { stop_on_client_after })
     and the node has been down for twice the longest such duration plus O(fence_margin) seconds, after which a

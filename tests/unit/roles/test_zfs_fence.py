@@ -55,15 +55,17 @@ def test_a_failover_counts_the_watchdogs_time_to_fence_as_it_works():
         assert failover.watchdog_fenced_within(fence_after) == fence.fenced_within(fence_after), fence_after
     # fence_after 20: the last ready up to 11 s late, 5 s to the next check, 11 s for its answer, a restart, the kill,
     # two zfs.
-    assert fence.fenced_within(20) == 20 + 11 + 5 + 11 + 35 + 1 + 40
+    assert fence.fenced_within(20) == 20 + 11 + 5 + 11 + 35 + 1 + 42
     # A restart of a watchdog that hung is counted as the unit makes it, and a zfs process is given up before
     # systemd's watchdog would restart the watchdog.
     unit = (ROLE / 'files' / 'nomad-zfs-csi-fence@.service').read_text()
     watchdog_sec = int(re.search(r'^WatchdogSec=(\d+)$', unit, re.M).group(1))
     restart_sec = int(re.search(r'^RestartSec=(\d+)$', unit, re.M).group(1))
-    assert fence.RESTART_TIME == watchdog_sec + restart_sec + 3 and fence.ZFS_TIMEOUT < watchdog_sec
+    assert fence.RESTART_TIME == watchdog_sec + restart_sec + 3 and fence.ZFS_TIMEOUT + fence.ZFS_REAP < watchdog_sec
+    assert '\nWatchdogSignal=SIGKILL\n' in unit and '\nBefore=%i.service\n' in unit
     role = yaml.safe_load((ROLE / 'vars' / 'main.yml').read_text())
     assert role['host_volume_plugin_fence_meta'] == failover.WATCHDOG_META
+    assert role['host_volume_plugin_fence_meta_plugin'] == failover.WATCHDOG_PLUGIN_META
 
 
 def test_the_role_and_the_unit_name_the_watchdogs_paths_as_it_uses_them():
@@ -351,7 +353,12 @@ def test_a_kept_contact_that_is_no_time_between_the_boot_and_now_counts_as_a_fir
     kept.save(985.5, 1796184200.0)
     (tmp_path / 'b.conf.last').unlink()
     assert kept.load(30.0, 1796184300.0) == -70.0
-    assert kept.load(30.0, 1796184100.0) == 0.0
+    # Long ago where the wall clock went back since, or the file cannot be read: a failover may have counted the
+    # node fenced meanwhile.
+    assert kept.load(30.0, 1796184100.0) == 30.0 - fence.LONG_AGO
+    for text in ('', 'x', 'nan'):
+        (tmp_path / 'kept' / 'b.conf.last').write_text(text)
+        assert kept.load(30.0, 1796184300.0) == 30.0 - fence.LONG_AGO, text
 
 
 def test_the_tasks_are_killed_first_from_the_hosts_mounts_whatever_zfs_does(tmp_path, monkeypatch):

@@ -236,7 +236,13 @@ def test_a_job_waiting_to_be_placed_takes_its_volume_and_a_job_of_two_volumes_le
 # A node that Nomad marked down 60 s before NOW, as GET /v1/node/:id answers, advertising its fence watchdog.
 NOW = 1796184204
 LOST = dict(
-    node('n-b', 'storage-b', Status='down', StatusUpdatedAt=NOW - 60, Meta={'nomad_zfs_csi.fence_after': '20'}),
+    node(
+        'n-b',
+        'storage-b',
+        Status='down',
+        StatusUpdatedAt=NOW - 60,
+        Meta={'nomad_zfs_csi.fence_after': '20', 'nomad_zfs_csi.fence_plugin': 'zfs-dataset'},
+    ),
     HostVolumes={'pgdata': {'ID': 'v-pgdata'}},
 )
 # Marked lost when the node went down; then the replacement, which waits for its volume.
@@ -267,11 +273,11 @@ def test_a_lost_nodes_volumes_fail_over_once_its_watchdog_surely_fenced_it(run_m
         alloc('old', 'scratch', ClientStatus='lost', DesiredStatus='stop', ModifyTime=(NOW - 3600) * 10**9),
     ]
     result, slept, nomad = lost_plan(run_main, monkeypatch, allocations=allocations, jobs=[(waiting_job, 1)])
-    # fence_after 20: surely fenced 123 s after it went down, plus the margin (30 s); down 60 s.
-    assert (result['following'], result['kind'], result['fenced_in'], result['waited']) == (True, 'failover', 93, 0)
+    # fence_after 20: surely fenced 125 s after it went down, plus the margin (30 s); down 60 s.
+    assert (result['following'], result['kind'], result['fenced_in'], result['waited']) == (True, 'failover', 95, 0)
     assert result['moves'] == [
-        dict(name='pgdata', namespace='team-a', jobs=['db'], candidates=['storage-a'], resumed=False, fenced_in=93),
-        dict(name='queue', namespace='team-a', jobs=['q'], candidates=['storage-a'], resumed=False, fenced_in=93),
+        dict(name='pgdata', namespace='team-a', jobs=['db'], candidates=['storage-a'], resumed=False, fenced_in=95),
+        dict(name='queue', namespace='team-a', jobs=['q'], candidates=['storage-a'], resumed=False, fenced_in=95),
     ]
     assert result['stays'] == [
         dict(name='scratch', namespace='team-a', jobs=[],
@@ -282,18 +288,18 @@ def test_a_lost_nodes_volumes_fail_over_once_its_watchdog_surely_fenced_it(run_m
 
 def test_the_follow_of_a_lost_node_waits_for_its_fence_and_reads_again(run_main, monkeypatch):
     allocations = [alloc('db', 'pgdata', **LOST_ALLOC)]
-    # Up to 92 s: it does not wait for 93.
+    # Up to 94 s: it does not wait for 95.
     result, slept, _nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=77)
-    assert (result['fenced_in'], result['waited'], slept) == (93, 0, [])
-    result, slept, nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=93)
-    assert (result['waited'], slept) == (94, [94])
+    assert (result['fenced_in'], result['waited'], slept) == (95, 0, [])
+    result, slept, nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=95)
+    assert (result['waited'], slept) == (96, [96])
     assert len([c for c in nomad.calls if c[1] == 'node/n-b/allocations']) == 2
     # Check mode says when, and waits for nothing.
     result, slept, _nomad = lost_plan(run_main, monkeypatch, allocations=allocations, wait_for_fence=600, check=True)
-    assert (result['fenced_in'], result['waited'], slept) == (93, 0, [])
+    assert (result['fenced_in'], result['waited'], slept) == (95, 0, [])
     # A margin of 0, and down long enough: no wait.
     result, slept, _nomad = lost_plan(
-        run_main, monkeypatch, lost=dict(LOST, StatusUpdatedAt=NOW - 123), allocations=allocations, fence_margin=0,
+        run_main, monkeypatch, lost=dict(LOST, StatusUpdatedAt=NOW - 125), allocations=allocations, fence_margin=0,
         wait_for_fence=600,
     )  # fmt: skip
     assert (result['fenced_in'], result['waited'], slept) == (0, 0, [])

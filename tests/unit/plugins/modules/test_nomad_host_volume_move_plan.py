@@ -216,31 +216,40 @@ def test_stop_on_client_after_fences_only_once_it_has_surely_passed(run_main, no
 
 
 def test_a_node_that_advertises_its_fence_watchdog_is_fenced_once_the_watchdog_surely_fenced(run_main, nomad):
-    # fence_after 20: the watchdog has killed every task and made the volume read-only 123 s after the node went down
+    # fence_after 20: the watchdog has killed every task and made the volume read-only 125 s after the node went down
     # (zfs-fence's own count), whatever its groups say; plus the margin (30 s).
     claims = [allocation('a1aaaaaa-1', 'lost')]
-    for down_for, left in ((152, 1), (100, 53)):
+    for down_for, left in ((154, 1), (100, 55)):
         lost(nomad, down_since=NOW - down_for, allocations=claims)
-        nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20'}
+        nomad.objects['node/n1']['Meta'] = {
+            'nomad_zfs_csi.fence_after': '20',
+            'nomad_zfs_csi.fence_plugin': 'zfs-dataset',
+        }
         refused(
             plan(run_main, failover=True),
-            'Node storage-1 has been down %d s; its fence watchdog (fence_after 20 s) has surely fenced it 153 s'
+            'Node storage-1 has been down %d s; its fence watchdog (fence_after 20 s) has surely fenced it 155 s'
             % down_for,
-            '(fence_after, 103 s for the watchdog to notice and fence, and fence_margin). Run again in %d s' % left,
+            '(fence_after, 105 s for the watchdog to notice and fence, and fence_margin). Run again in %d s' % left,
         )
-    lost(nomad, down_since=NOW - 153, allocations=[])
-    nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20'}
+    lost(nomad, down_since=NOW - 155, allocations=[])
+    nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20', 'nomad_zfs_csi.fence_plugin': 'zfs-dataset'}
     fence = plan(run_main, failover=True)['fence']
-    assert fence == dict(how='watchdog', claims=[], down_seconds=153, needed_seconds=153, fence_after=20)
+    assert fence == dict(how='watchdog', claims=[], down_seconds=155, needed_seconds=155, fence_after=20)
     # stop_on_client_after, when it is sooner: 2 x 10 s + 30 s.
     lost(nomad, down_since=NOW - 50, allocations=[allocation('a1aaaaaa-1', 'lost', stop_after=10)])
-    nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20'}
+    nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20', 'nomad_zfs_csi.fence_plugin': 'zfs-dataset'}
     assert plan(run_main, failover=True)['fence']['how'] == 'stop_on_client_after'
     # No watchdog of ours says less than 10 s, or anything but a number.
     for meta in ('9', '020', '20s', '', ' 20'):
         lost(nomad, down_since=NOW - 3600, allocations=claims)
-        nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': meta}
+        nomad.objects['node/n1']['Meta'] = {
+            'nomad_zfs_csi.fence_after': meta,
+            'nomad_zfs_csi.fence_plugin': 'zfs-dataset',
+        }
         refused(plan(run_main, failover=True), 'may still be writing to pgdata', 'host_volume_plugin_fence_after')
+    # A watchdog that fences another plugin's parent does not fence this volume.
+    nomad.objects['node/n1']['Meta'] = {'nomad_zfs_csi.fence_after': '20', 'nomad_zfs_csi.fence_plugin': 'zfs-ssd'}
+    refused(plan(run_main, failover=True), 'may still be writing to pgdata')
 
 
 def test_the_operators_word_fences_a_down_node_and_a_gone_one(run_main, nomad):
