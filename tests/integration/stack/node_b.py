@@ -77,9 +77,17 @@ def plugin_role(stack, **extra):
     return stack.playbook(STACK / 'host_volume_plugin_only.yml', extra=dict(variables, **extra))
 
 
+# Node B's agent as a unit of its own, from a runtime unit file (gone at the VM's next boot). Not a transient unit: the
+# fence watchdog's unit names the agent's (Before=), which keeps a dead transient unit loaded, and systemd-run then
+# cannot make it again.
+RUNTIME_UNIT = '/run/systemd/system/%s.service' % UNIT
+AGENT_UNIT = '[Service]\nExecStart=/opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl\n'
+
+
 def start(vm):
+    vm.sh("printf '%s' > %s && systemctl daemon-reload" % (AGENT_UNIT.replace('\n', '\\n'), RUNTIME_UNIT))
     vm.sh('systemctl reset-failed %s 2>/dev/null' % UNIT, check=False)
-    vm.sh('systemd-run --unit=%s --collect /opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl' % UNIT)
+    vm.sh('systemctl start %s' % UNIT)
 
 
 def task_pids(vm, alloc_id='*'):
@@ -132,8 +140,8 @@ def stop(vm):
     # kept.
     vm.sh(
         'systemctl stop %s nomad-zfs-csi-fence@%s 2>/dev/null; systemctl reset-failed %s 2>/dev/null; '
-        'rm -f /etc/nomad-zfs-csi/fence/%s.* /run/nomad-zfs-csi-fence/%s.* /var/lib/nomad-zfs-csi-fence/%s.*'
-        % (UNIT, UNIT, UNIT, UNIT, UNIT, UNIT),
+        'rm -f /etc/nomad-zfs-csi/fence/%s.* /run/nomad-zfs-csi-fence/%s.* /var/lib/nomad-zfs-csi-fence/%s.* %s; '
+        'systemctl daemon-reload' % (UNIT, UNIT, UNIT, UNIT, UNIT, UNIT, RUNTIME_UNIT),
         check=False,
     )
     vm.sh(
