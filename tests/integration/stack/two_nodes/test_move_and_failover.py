@@ -27,7 +27,7 @@ from zfsvm_client import changed, playbook_said, pull, wait_until
 MOVE = REPO / 'playbooks' / 'move_host_volume.yml'
 FAILOVER = REPO / 'playbooks' / 'failover_host_volume.yml'
 REJOIN = REPO / 'playbooks' / 'rejoin_host_volume.yml'
-FOLLOW = REPO / 'playbooks' / 'follow_drain.yml'
+FOLLOW = REPO / 'playbooks' / 'follow_node.yml'
 # Tenant demo may mount host volumes named demo-* (inventories/local), and the mover moves only tenants' volumes.
 NAMESPACE, VOLUME = 'demo', 'demo-mv'
 A_DATASET, B_DATASET = '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, VOLUME), '%s/%s/%s' % (B_VOLUMES, NAMESPACE, VOLUME)
