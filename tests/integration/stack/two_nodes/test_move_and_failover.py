@@ -105,7 +105,12 @@ def gone_after(stack, vm):
         for _id, node_id in volumes(stack, name):
             args = {'name': name, 'namespace': NAMESPACE, 'node_id': node_id, 'state': 'deleted'}
             # Again while the client still holds the stopped allocation's mount ("dataset is busy").
-            wait_until(lambda a=args: stack.module('nomad_host_volume', a)['rc'] == 0, timeout=120, why=str(stopped))
+            wait_until(
+                lambda a=args: stack.module('nomad_host_volume', a),
+                done=lambda deleted: deleted['rc'] == 0,
+                timeout=120,
+                why=lambda deleted, s=stopped: 'the job stopped (%s), the volume deleted (%s)' % (s, deleted),
+            )
         vm.zfs('destroy', '-r', '%s/%s/%s' % (HOST_VOLUMES, NAMESPACE, name), check=False)
 
 
@@ -114,10 +119,10 @@ def b_back(stack, vm, two_nodes):
     """Node B reconnected and its agent running after the test, whatever it did to B."""
     yield
     reconnect(vm)
-    if stack.get('/v1/node/' + two_nodes[1]['ID'])['Status'] != 'ready':
-        if vm.sh('systemctl is-active -q nzc-nomad-b', check=False).returncode != 0:
-            start(vm)
-        wait_until(lambda: stack.get('/v1/node/' + two_nodes[1]['ID'])['Status'] == 'ready', timeout=180, why='B back')
+    # Its agent, even where the servers still see B ready: they mark it down only once its heartbeat's TTL ran out.
+    if vm.sh('systemctl is-active -q nzc-nomad-b', check=False).returncode != 0:
+        start(vm)
+    wait_until(lambda: stack.get('/v1/node/' + two_nodes[1]['ID'])['Status'] == 'ready', timeout=180, why='B back')
 
 
 def volume_with_job(stack, name, node, dataset, stop_on_client_after=None, script=SCRIPT):
@@ -584,8 +589,12 @@ def test_node_bs_watchdog_fences_it_once_out_of_contact_and_the_follow_then_fail
         # Last seen ready at most one check (5 s) before the crash; the VM's slowness only delays the fence.
         assert WATCHDOG_AFTER - 6 <= took, took
         assert len(beats()) > written
+        # The watchdog kills first, then sets its volumes read-only.
+        wait_until(
+            lambda: fence_marks()[0] == fence_marks(idle)[0] == 'on', timeout=60, why='the volumes made read-only'
+        )
         readonly, fenced_at = fence_marks()
-        assert readonly == 'on' and re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', fenced_at), fenced_at
+        assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', fenced_at), fenced_at
         assert fence_marks(idle) == ['on', fenced_at]
         refused_write = vm.sh('echo root > /%s/after-the-fence' % dataset, check=False)
         assert refused_write.returncode != 0 and 'Read-only file system' in refused_write.stderr
