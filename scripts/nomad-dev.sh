@@ -71,11 +71,15 @@ data_dir  = "$DATA_DIR"
 # The address the CLI on this host reaches the client at for logs and exec: the
 # forwarded port, not the VM's own 10.0.2.15, which means this host from here. The
 # agent serves on that port in the VM too, where a move asks it at that address.
+# Its RPC port, the next one, likewise: a client joined from this host (the follow's admin client) learns the
+# servers' addresses from their answers, and dials that one.
 advertise {
   http = "127.0.0.1:$port"
+  rpc  = "127.0.0.1:$((port + 1))"
 }
 ports {
   http = $port
+  rpc  = $((port + 1))
 }
 client {
   # Where the host_volume_plugin role installs the zfs-dataset plugin (-dev sets none).

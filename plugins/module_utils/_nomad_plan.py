@@ -45,6 +45,20 @@ def plan_job_present(job, answer):
     return Plan(steps, before='', after='\n'.join(lines) + '\n' if steps else '', predicted=verdict)
 
 
+def plan_stored_job_start(stored):
+    # type: (dict) -> Plan
+    """The register of a job as Nomad stored it, not stopped, as `nomad job start` does: a change only where it is
+    stopped. Nomad's plan is not asked: the stored job is the one to run, and Nomad v1.11.3's plan endpoint refuses
+    a workload identity (it looks its token up as an ACL token's secret)."""
+    steps = [('put', 'jobs', {'body': {'Job': dict(stored, Stop=False)}})] if stored.get('Stop') else []
+    return Plan(
+        steps,
+        before='job %s: %s\n' % (stored['ID'], status(stored)),
+        after='job %s: running\n' % stored['ID'],
+        predicted='Edited' if steps else 'None',
+    )
+
+
 def plan_job_absent(job_id, current, purge):
     # type: (str, dict | None, bool) -> Plan
     """The stop (and purge) of job_id; current is Nomad's read of it, or None."""

@@ -152,7 +152,11 @@ import json
 
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_plan import plan_job_absent, plan_job_present
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_plan import (
+    plan_job_absent,
+    plan_job_present,
+    plan_stored_job_start,
+)
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._plan import PlanError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._poll import poll_until
 
@@ -168,8 +172,13 @@ def load_job(client, text, variables=''):
 
 
 def variables_text(files, values):
-    """The variable files, then each value as `name = JSON` (valid HCL): one HCL var file for the parser."""
-    return ''.join(files) + ''.join('%s = %s\n' % (k, json.dumps(v)) for k, v in sorted(values.items()))
+    """The variable files, then each value as `name = JSON` (valid HCL): one HCL var file for the parser. HCL reads
+    `${` and `%{` in a quoted string as a template; doubled, each stays as given."""
+    return ''.join(files) + ''.join('%s = %s\n' % (k, hcl_literal(v)) for k, v in sorted(values.items()))
+
+
+def hcl_literal(value):
+    return json.dumps(value).replace('${', '$${').replace('%{', '%%{')
 
 
 def current_allocations(client, job_id, version):
@@ -291,11 +300,11 @@ def read_file(field, path, what):
 
 
 def load_stored(module):
-    """The job Nomad stores as job_id, to run again (not stopped); {'ID': job_id} when absent and not wanted."""
+    """The job Nomad stores as job_id; {'ID': job_id} when absent and not wanted."""
     client, p = module.client, module.params
     job = client.get('job/' + p['job_id'], missing_ok=True)
     if job:
-        return dict(job, Stop=False)
+        return job
     if p['state'] == 'present':
         raise PlanError(
             'job_id: Nomad has no job %s in namespace %s to start; give src or content to run a new job, or the '
@@ -360,10 +369,13 @@ def converge(module, job):
             wait_stopped(module, client, job_id)
         return result
 
-    plan = plan_job_present(job, client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True}))
+    if p['job_id']:
+        plan = plan_stored_job_start(job)
+    else:
+        plan = plan_job_present(job, client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True}))
     result.update(changed=bool(plan.steps), plan_diff_type=plan.predicted)
     if module._diff:
-        result['diff'] = dict(prepared=plan.after)
+        result['diff'] = dict(before=plan.before, after=plan.after) if p['job_id'] else dict(prepared=plan.after)
     module.apply(plan.steps)
     # A job registered for the first time is version 0 (-1 while check mode has not registered it); the job is
     # read only to report its version.

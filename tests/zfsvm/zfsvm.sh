@@ -10,8 +10,9 @@
 #   zfsvm.sh mirror   print the Debian mirror the image is built from (tests/zfsvm/images.sh uses it too)
 #
 # Besides sshd, the VM forwards Nomad's HTTP port (ZFSVM_NOMAD_PORT, default 4646; the same port
-# in the VM, so that the address the agent advertises works on both sides) to 127.0.0.1 here, for
-# the Nomad agent that scripts/nomad-dev.sh runs in it (HTTPS only), and
+# in the VM, so that the address the agent advertises works on both sides) and its RPC port (the next one) to
+# 127.0.0.1 here, for the Nomad agent that scripts/nomad-dev.sh runs in it (HTTPS only) and the clients that join
+# it from this host, and
 # mounts a read-only tools disk at /opt/nzc: nomad, csi-sanity, node and democratic-csi, the
 # same programs this host built or installed, so no download happens in the VM.
 #
@@ -255,6 +256,7 @@ boot_once() {
   port=$(free_port); echo "$port" >"$RUN_DIR/port"
   # status reads it back, so that a caller without ZFSVM_NOMAD_PORT is told the port this boot forwarded.
   echo "$NOMAD_PORT" >"$RUN_DIR/nomad_port"
+  local rpc_port=$((NOMAD_PORT + 1))
   if [ "${ZFSVM_KVM:-0}" = 1 ]; then accel=(-accel kvm -cpu "${ZFSVM_KVM_CPU:-host}"); fi
   qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
     -kernel "$IMAGE_DIR/vmlinuz" -initrd "$IMAGE_DIR/initrd.img" \
@@ -263,7 +265,7 @@ boot_once() {
     -drive file="$RUN_DIR/pool.img",format=raw,if=virtio \
     -drive file="$tools",format=raw,if=virtio,readonly=on \
     -drive file="$RUN_DIR/backup.img",format=raw,if=virtio \
-    -netdev user,id=n0,hostfwd=tcp:127.0.0.1:"$port"-:22,hostfwd=tcp:127.0.0.1:"$NOMAD_PORT"-:"$NOMAD_PORT" \
+    -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$port-:22,hostfwd=tcp:127.0.0.1:$NOMAD_PORT-:$NOMAD_PORT,hostfwd=tcp:127.0.0.1:$rpc_port-:$rpc_port" \
     -device virtio-net-pci,netdev=n0 \
     -display none -serial file:"$RUN_DIR/console.log" -daemonize -pidfile "$RUN_DIR/qemu.pid" 9>&-
   log "booting on 127.0.0.1:$port"

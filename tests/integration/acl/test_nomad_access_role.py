@@ -138,6 +138,12 @@ def test_a_policy_file_with_an_unknown_key_stops_the_role_before_anything_change
             {'nomad_access_mover_name': 'nzc-f-mover', 'nomad_access_mover_namespaces': ['nzc-f', 'default']},
             'nomad_access_mover_namespaces names default, which is no tenant',
         ),
+        # A job of the follow's ID there would get the mover's policy and read the follow's SSH key.
+        (
+            [{'name': 'nzc-f'}],
+            {'nomad_access_mover_name': 'nzc-f-mover', 'nomad_access_follow_namespace': 'nzc-f'},
+            "nomad_access_follow_namespace nzc-f is a tenant's namespace",
+        ),
     ],
 )
 def test_a_tenant_or_mover_in_a_namespace_with_every_driver_is_refused_before_anything_changes(
@@ -172,6 +178,7 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
         nomad_access_operator_name='nzc-e-operator',
         nomad_access_host_volume_operator_name='nzc-e-hv-operator',
         nomad_access_mover_name='nzc-e-mover',
+        nomad_access_follow_namespace='nzc-e-follow',
     )
     ran = acl.playbook(play)
     assert ran.returncode == 0, playbook_said(ran)
@@ -223,6 +230,14 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
     ):
         denied = acl.api(method, path, body, token=mover)
         assert isinstance(denied, tuple) and denied[0] == 403, (method, path, denied)
+
+    # The follow controller's: the mover's rules and its lock, bound to its job in a namespace of raw_exec alone.
+    follow = acl.api('GET', '/v1/acl/policy/nzc-e-mover-follow')
+    assert follow['JobACL'] == {'Namespace': 'nzc-e-follow', 'JobID': 'nomad-zfs-csi-follow', 'Group': '', 'Task': ''}
+    assert acl.api('GET', '/v1/acl/policy/nzc-e-mover')['Rules'] in follow['Rules']
+    assert 'path "nomad-zfs-csi/follow/lock/*"' in follow['Rules'], follow['Rules']
+    drivers = acl.api('GET', '/v1/namespace/nzc-e-follow')['Capabilities']['EnabledTaskDrivers']
+    assert drivers == ['raw_exec']
 
     again = acl.playbook(play)
     assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]

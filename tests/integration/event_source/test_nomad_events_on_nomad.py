@@ -123,8 +123,13 @@ def test_an_event_arrives_and_what_happens_while_nomad_is_unreachable_arrives_af
     async def scenario():
         await relay.start()
         queue = asyncio.Queue()
-        source = asyncio.create_task(nomad_events.main(queue, source_args(tls, relay.port, token)))
+        args = dict(source_args(tls, relay.port, token), node_snapshot=True)
+        source = asyncio.create_task(nomad_events.main(queue, args))
         try:
+            # First the node as it is (node_snapshot), then what changes.
+            snapshot = await asyncio.wait_for(queue.get(), 30)
+            assert snapshot['type'] == 'NodeSnapshot' and snapshot['key'] == node and snapshot['index'] > 0, snapshot
+            assert snapshot['payload']['Node']['SchedulingEligibility'] == 'eligible', snapshot
             await asyncio.to_thread(eligibility, acl, node, False)
             off = await next_event(queue, 'NodeDrain')
             assert off['key'] == node and off['payload']['Node']['SchedulingEligibility'] == 'ineligible', off

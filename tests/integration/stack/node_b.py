@@ -4,6 +4,7 @@ configuration sits beside its plugin file, so its volumes go under nodeb/nomad/v
 under tank/nomad/volumes."""
 
 import contextlib
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -36,7 +37,7 @@ acl {
 }
 client {
   enabled                = true
-  servers                = ["127.0.0.1:4647"]
+  servers                = ["127.0.0.1:%s"]
   cgroup_parent          = "nzc-b.slice"
   host_volume_plugin_dir = "%s"
   options = {
@@ -53,7 +54,12 @@ client {
 telemetry {
   collection_interval = "30s"
 }
-""" % (NAME, DATA_DIR, PLUGIN_DIR)
+"""
+
+
+def server_rpc_port(vm):
+    """The stack server's RPC port: the one after its HTTP port (scripts/nomad-dev.sh)."""
+    return urlsplit(vm.nomad_addr).port + 1
 
 
 def node_ready(stack):
@@ -115,19 +121,16 @@ def lose(vm):
 
 # Node B's agent cut off from the server, still running: what it sends to the server's RPC port is dropped. It
 # matches the agent's sockets by the cgroup of its unit, so the stack's own agent is not cut off.
-CUT_OFF = (
-    """table inet nzc_cut_off {
+CUT_OFF = """table inet nzc_cut_off {
   chain out {
     type filter hook output priority 0;
-    socket cgroupv2 level 2 "system.slice/%s.service" tcp dport 4647 drop
+    socket cgroupv2 level 2 "system.slice/%s.service" tcp dport %d drop
   }
 }"""
-    % UNIT
-)
 
 
 def cut_off(vm):
-    vm.sh('nft -f - <<"EOF"\n%s\nEOF' % CUT_OFF)
+    vm.sh('nft -f - <<"EOF"\n%s\nEOF' % (CUT_OFF % (UNIT, server_rpc_port(vm))))
 
 
 def reconnect(vm):
@@ -160,7 +163,7 @@ def node_b(stack, before_plugin=None, pool_size='512M', **role_vars):
     vm = stack.vm
     stop(vm)
     vm.sh('truncate -s %s %s && zpool create %s %s' % (pool_size, IMAGE, POOL, IMAGE))
-    vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % CONFIG)
+    vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % (CONFIG % (NAME, DATA_DIR, server_rpc_port(vm), PLUGIN_DIR)))
     start(vm)
     try:
         [node] = wait_until(lambda: node_ready(stack), timeout=180, why='node %s ready' % NAME)

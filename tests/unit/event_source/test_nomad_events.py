@@ -104,10 +104,31 @@ def test_the_tls_options_are_documented_as_the_modules_fragment_documents_them()
 
 
 def test_the_follow_rulebooks_rules_name_event_types_that_nomad_sends():
-    """Each rule of the follow rulebook acts on a type of event that the captured stream of Nomad v1.11.3 holds: a
-    node's change of status comes as a NodeStreamEvent (a first version waited for "NodeEvent", which never came)."""
+    """Each rule of the follow rulebook acts on a type of event that the captured stream of Nomad v1.11.3 holds, and
+    on the source's own NodeSnapshot: a node's change of status comes as a NodeStreamEvent (a first version waited
+    for "NodeEvent", which never came)."""
     rulebook = yaml.safe_load((Path(__file__).resolve().parents[3] / 'extensions/eda/rulebooks/follow.yml').read_text())
     sent = set((e['Topic'], e['Type']) for frame in FRAMES for e in frame.get('Events') or [])
+    assert rulebook[0]['sources'][0]['nomad_zfs.csi.nomad_events']['node_snapshot'] is True
     for rule in rulebook[0]['rules']:
-        [(topic, kind)] = re.findall(r'event\.topic == "(\w+)" and event\.type == "(\w+)"', rule['condition'])
-        assert (topic, kind) in sent, (rule['name'], sorted(sent))
+        [topic] = re.findall(r'event\.topic == "(\w+)"', rule['condition'])
+        kinds = re.findall(r'event\.type == "(\w+)"', rule['condition'])
+        assert 'NodeSnapshot' in kinds and topic == 'Node', rule['name']
+        assert all((topic, kind) in sent for kind in kinds if kind != 'NodeSnapshot'), (rule['name'], sorted(sent))
+
+
+def test_a_node_snapshot_is_an_event_as_a_rule_reads_one_and_needs_the_node_topic():
+    node = {'ID': 'n1', 'Status': 'down', 'DrainStrategy': None}
+    assert nomad_events.node_snapshot_event(node, 42) == {
+        'topic': 'Node',
+        'type': 'NodeSnapshot',
+        'key': 'n1',
+        'namespace': '',
+        'index': 42,
+        'payload': {'Node': node},
+    }
+    assert nomad_events.settings({'node_snapshot': True, 'topics': ['Node:n1']}, {})['node_snapshot'] is True
+    with pytest.raises(ValueError, match='node_snapshot needs topic Node'):
+        nomad_events.settings({'node_snapshot': True, 'topics': ['Job']}, {})
+    with pytest.raises(ValueError, match="node_snapshot 'yes': give true or false"):
+        nomad_events.settings({'node_snapshot': 'yes'}, {})

@@ -102,6 +102,15 @@ options:
         renewal.
     type: int
     default: 15
+  node_snapshot:
+    description:
+      - Before the stream, hand on each node as Nomad has it now, as an event of type C(NodeSnapshot) (topic
+        C(Node), payload C(Node) as C(/v1/node/<id>) answers, index the node list's), once per run, after the lock
+        is taken. A rule that acts on C(NodeDrain) then also acts on a drain that began while no instance ran, or
+        that an instance stopped in the middle of (C(event.type == "NodeSnapshot")).
+      - Needs C(Node) in O(topics); the token needs C(node) C(read), as for that topic.
+    type: bool
+    default: false
   idle_timeout:
     description:
       - Seconds without a byte from Nomad, whose heartbeats come every 30 seconds, after which the connection counts
@@ -199,7 +208,21 @@ def settings(args: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
         'lock': args.get('lock') or '',
         'lock_namespace': args.get('lock_namespace') or 'default',
         'lock_ttl': whole(args, 'lock_ttl', 15, 10, 86400),
+        'node_snapshot': snapshot_wanted(args.get('node_snapshot', False), list(topics)),
     }
+
+
+def snapshot_wanted(value: Any, topics: list[str]) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError('node_snapshot %r: give true or false' % (value,))
+    if value and not {'Node', '*'} & {t.split(':')[0] for t in topics}:
+        raise ValueError('node_snapshot needs topic Node (or *): add it to topics')
+    return value
+
+
+def node_snapshot_event(node: dict[str, Any], index: int) -> dict[str, Any]:
+    return {'topic': 'Node', 'type': 'NodeSnapshot', 'key': node.get('ID'), 'namespace': '', 'index': index,
+            'payload': {'Node': node}}  # fmt: skip
 
 
 def stream_query(conf: dict[str, Any], index: int) -> list[tuple[str, str]]:
@@ -317,6 +340,23 @@ class Stream(object):
                 if line.strip():
                     yield json.loads(line)
 
+    async def read(self, path: str) -> tuple[Any, int]:
+        """One read of Nomad's API, and its index (X-Nomad-Index)."""
+        params = [('region', self.conf['region'])] if self.conf['region'] else []
+        async with self.session.get(self.base + path, params=params) as resp:
+            if resp.status in (401, 403):
+                raise NomadRefused(refusal('%d %s on %s' % (resp.status, resp.reason, path), self.conf))
+            resp.raise_for_status()
+            return await resp.json(content_type=None), int(resp.headers.get('X-Nomad-Index') or 0)
+
+    async def snapshot(self, queue: asyncio.Queue[Any]) -> None:
+        """Each node as Nomad has it now (node_snapshot), as NodeSnapshot events."""
+        stubs, index = await self.read('/v1/nodes')
+        for stub in stubs:
+            node = (await self.read('/v1/node/' + stub['ID']))[0]
+            self.lease.check(self.conf['lock'])
+            await queue.put(node_snapshot_event(node, index))
+
     def silence(self) -> Exception:
         self.silent += 1
         if self.silent >= SILENT_STREAMS:
@@ -326,9 +366,12 @@ class Stream(object):
     async def follow(self, queue: asyncio.Queue[Any]) -> None:
         """Stream until cancelled, refused or the lease is over; every drop is logged by its cause, never with the
         token."""
-        conf, pause = self.conf, 1
+        conf, pause, snapshot = self.conf, 1, self.conf['node_snapshot']
         while True:
             try:
+                if snapshot:
+                    await self.snapshot(queue)
+                    snapshot = False
                 async for frame in self.frames():
                     pause = 1
                     for event in events_after(frame, self.last):

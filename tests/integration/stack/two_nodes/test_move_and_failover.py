@@ -13,8 +13,9 @@ import time
 
 import pytest
 
+from admin_client import admin_client
 from conftest import HOST_VOLUMES, REPO
-from follow_rulebook import follow_rulebook
+from follow_rulebook import follow_job, follow_rulebook
 from host_volume_job import host_volume_job
 from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import NAME as B_NAME
@@ -42,6 +43,7 @@ FENCED = 'nomad-zfs-csi:fenced-at'
 FENCE_AFTER, FENCE_MARGIN = 30, 5
 # Node B's fence watchdog fences B this many seconds after B was last seen ready (host_volume_plugin_fence_after).
 WATCHDOG_AFTER = 20
+FOLLOW_LOCK = 'nomad-zfs-csi/follow/lock'
 FENCE = '/usr/local/libexec/nomad-zfs-csi/zfs-fence'
 # A task that writes all the time: a line every half second, with the time and its allocation.
 WRITER = (
@@ -338,24 +340,43 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
         vm, B_DATASET + '@autosnap_2026-11-26_01:00:00_hourly'
     )
 
-    # A drain of B brings it back by itself. The follow rulebook, started as an operator starts it, runs the follow
-    # playbook, whose move takes demo-mv with its data and its job to A, which holds its replica; nobody runs anything
-    # but the drain.
+    # A drain of B brings it back by itself. The follow controller, two instances of its Nomad job on the admin
+    # client (playbooks/follow_controller.yml), runs the follow playbook in the one that holds the lock, with its
+    # workload identity as its token and its SSH key from its variable; its move takes demo-mv with its data and its
+    # job to A, which holds its replica. Nobody runs anything but the drain, not even when the acting instance
+    # crashes in the middle of the move.
     vm.sh('echo before-the-drain > /%s/drained' % B_DATASET)
     hosts = {k: v for k, v in move_vars(stack).items() if k.startswith('host_volume_move_')}
+    (tmp_path / 'admin').mkdir()
+    drained = 'The drain of %s:' % B_NAME
     try:
-        with follow_rulebook(stack, tmp_path, mover(stack), hosts) as rulebook:
+        with admin_client(stack, tmp_path / 'admin') as admin, follow_job(stack, admin, hosts, count=2) as rulebook:
+            rulebook.wait_for('Holding the lock %s' % FOLLOW_LOCK, timeout=180, why='an instance holding the lock')
             drain(stack, b_node, True)
-            said = rulebook.wait_for('The drain of %s:' % B_NAME, timeout=900, why='the follow of the drain')
+            # The move has stopped the job: every process of the acting instance is killed, the playbook
+            # too. Nomad restarts it; whichever instance takes the lock next follows B's drain again (node_snapshot),
+            # and goes on with the move from its journal.
+            wait_until(
+                lambda: (move_journal(stack) or {}).get('done', '').startswith('stop'),
+                timeout=600,
+                why='the move under way, its job stopped',
+            )
+            [acting] = [
+                alloc for alloc, said in rulebook.outputs().items() if 'Follow the drain or the loss of a node' in said
+            ]
+            admin.crash_task(acting, 'rulebook')
+            said = rulebook.wait_for(drained, timeout=900, why='the follow of the drain, after the crash')
+            moved = '%s %s/%s moved to %s; 0 could not move.' % (drained, NAMESPACE, VOLUME, a_node['Name'])
+            assert moved in said and 'going on after stop' in said, said[-6000:]
+            # One instance acted at a time: the drain's follow ended once, and an instance waited for the lock.
+            assert said.count(drained) == 1, said[-6000:]
+            assert 'Waiting for the lock %s: another instance holds it' % FOLLOW_LOCK in said, said[-6000:]
         # The same follow by hand while B is still drained: nothing is left to move, and nothing changes.
         again_follow = move(stack, playbook=FOLLOW, node=B_NAME)
     finally:
         drain(stack, b_node, False)
     assert changed(again_follow)['nomad-dev'] == 0, playbook_said(again_follow)
     assert 'The drain of %s: 0 could not move.' % B_NAME in again_follow.stdout, again_follow.stdout[-3000:]
-    assert 'The drain of %s: %s/%s moved to %s; 0 could not move.' % (B_NAME, NAMESPACE, VOLUME, a_node['Name']) in (
-        said
-    ), said[-3000:]
     back = wait_until(
         lambda: running(stack, a_node['ID']), timeout=180, why='the job running on node A after the drain'
     )
