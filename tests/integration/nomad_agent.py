@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from zfsvm_client import wait_until
+from zfsvm_client import terminate, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
@@ -69,11 +69,7 @@ class Agent:
         )
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        terminate(self.proc)
         self.log.close()
 
     def destroy(self):

@@ -159,6 +159,16 @@ def changed(run):
     return {host: int(n) for host, n in re.findall(r'^(\S+)\s+: ok=\d+\s+changed=(\d+)', run.stdout, re.M)}
 
 
+def terminate(proc, timeout=30):
+    """A process of this host stopped: SIGTERM, and SIGKILL once it has not ended within timeout seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def wait_until(read, done=bool, timeout=120, why='', pause=2):
     """read() until done(value), which returns that value; after timeout seconds an AssertionError with why, a
     text or a function of the last value."""

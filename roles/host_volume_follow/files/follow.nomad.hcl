@@ -29,6 +29,11 @@ variable "rulebook_vars" {
 variable "count" {
   type = number
 }
+# The admin clients it may run on, by node ID: a client names its pool itself, and an ID only the node's secret
+# registers again.
+variable "node_ids" {
+  type = list(string)
+}
 
 job "nomad-zfs-csi-follow" {
   id        = var.job_id
@@ -36,6 +41,12 @@ job "nomad-zfs-csi-follow" {
   namespace = var.namespace
   node_pool = var.node_pool
   type      = "service"
+
+  constraint {
+    attribute = "${node.unique.id}"
+    operator  = "set_contains_any"
+    value     = join(",", var.node_ids)
+  }
 
   group "follow" {
     count = var.count
@@ -64,33 +75,29 @@ job "nomad-zfs-csi-follow" {
 
       env {
         HOME                     = "${NOMAD_TASK_DIR}"
+        # ansible-runner's private data (the playbooks' environment, this token with it) goes with the allocation.
+        TMPDIR                   = "${NOMAD_TASK_DIR}"
         ANSIBLE_PRIVATE_KEY_FILE = "${NOMAD_SECRETS_DIR}/ssh_key"
         # Ansible's own SSH arguments, with the known hosts of the variable, which SSH checks.
         ANSIBLE_SSH_ARGS = "-o ControlMaster=auto -o ControlPersist=60s -o UserKnownHostsFile=${NOMAD_SECRETS_DIR}/known_hosts -o StrictHostKeyChecking=yes"
       }
 
-      # The operator's settings (PATH, ANSIBLE_COLLECTIONS_PATH, NOMAD_ADDR, NOMAD_CACERT, ...).
+      # The operator's settings (PATH, ANSIBLE_COLLECTIONS_PATH, NOMAD_ADDR, NOMAD_CACERT, ...), inventory and the
+      # rulebook's variables: passed base64-encoded, so that no value is read as a template.
       template {
-        data        = join("", [for k in sort(keys(var.environment)) : "${k}=${jsonencode(var.environment[k])}\n"])
+        data        = "{{ base64Decode \"${base64encode(join("", [for k in sort(keys(var.environment)) : "${k}=${jsonencode(var.environment[k])}\n"]))}\" }}"
         destination = "local/environment"
         env         = true
-        # Values are the operator's: none is a template.
-        left_delimiter  = "[[nzc-none"
-        right_delimiter = "nzc-none]]"
       }
 
       template {
-        data            = var.inventory
-        destination     = "local/inventory.yml"
-        left_delimiter  = "[[nzc-none"
-        right_delimiter = "nzc-none]]"
+        data        = "{{ base64Decode \"${base64encode(var.inventory)}\" }}"
+        destination = "local/inventory.yml"
       }
 
       template {
-        data            = var.rulebook_vars
-        destination     = "local/vars.json"
-        left_delimiter  = "[[nzc-none"
-        right_delimiter = "nzc-none]]"
+        data        = "{{ base64Decode \"${base64encode(var.rulebook_vars)}\" }}"
+        destination = "local/vars.json"
       }
 
       template {

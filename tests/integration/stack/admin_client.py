@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from conftest import CACHE_BIN
 from node_b import server_rpc_port
-from zfsvm_client import wait_until
+from zfsvm_client import terminate, wait_until
 
 NAME = 'nzc-admin'
 POOL = 'admin'
@@ -179,12 +179,7 @@ def admin_client(stack, workdir):
         assert node['NodePool'] == POOL, node
         yield AdminClient('https://127.0.0.1:%d' % http, str(tls / 'nomad-agent-ca.pem'), data, node)
     finally:
-        agent.terminate()
-        try:
-            agent.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            agent.kill()
-            agent.wait()
+        terminate(agent)
         # Its task executors outlive it, as a client's do: each names its log file in the data dir.
         subprocess.run(['pkill', '-f', str(data)], check=False)
         # And the secrets directories' tmpfs mounts.

@@ -12,7 +12,7 @@ import sys
 import threading
 
 from conftest import REPO
-from zfsvm_client import BIN, changed, collections_path, mitogen_env, playbook_said, wait_until
+from zfsvm_client import BIN, changed, collections_path, mitogen_env, playbook_said, terminate, wait_until
 
 
 class Output:
@@ -65,12 +65,7 @@ def follow_rulebook(stack, workdir, token, move_vars):
     try:
         yield rulebook
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, timeout=60)
         rulebook.reader.join(timeout=10)
         assert token not in rulebook.output()
 
@@ -152,6 +147,7 @@ def follow_job(stack, admin, move_vars, count=1):
         host_volume_follow_ssh_private_key=key,
         host_volume_follow_known_hosts=known_hosts,
         host_volume_follow_count=count,
+        host_volume_follow_node_ids=[admin.node['ID']],
     )
     ran = follow_controller(stack, **variables)
     assert ran.returncode == 0, (ran.stdout + ran.stderr)[-3000:]

@@ -132,3 +132,24 @@ def test_a_node_snapshot_is_an_event_as_a_rule_reads_one_and_needs_the_node_topi
         nomad_events.settings({'node_snapshot': True, 'topics': ['Job']}, {})
     with pytest.raises(ValueError, match="node_snapshot 'yes': give true or false"):
         nomad_events.settings({'node_snapshot': 'yes'}, {})
+
+
+def test_a_node_event_whose_node_id_is_no_uuid_is_dropped_before_a_rule_hands_it_to_a_playbook(caplog):
+    """A client may register any ID, and a rule passes it to a playbook as an extra var, which Ansible renders."""
+    planted = "{{ lookup('pipe', 'id') }}"
+    good = '0fc4b0a8-7a25-5f4e-2ad5-2e8b4ff0c5d1'
+    frame = {
+        'Index': 7,
+        'Events': [
+            {'Topic': 'Node', 'Type': 'NodeStreamEvent', 'Key': planted, 'Payload': {'Node': {'ID': planted}}},
+            {'Topic': 'Node', 'Type': 'NodeDrain', 'Key': good, 'Payload': {'Node': {'ID': good}}},
+            {'Topic': 'Node', 'Type': 'NodeDrain', 'Key': good.upper(), 'Payload': {'Node': {'ID': good.upper()}}},
+            {'Topic': 'Job', 'Type': 'JobRegistered', 'Key': 'web', 'Payload': {'Job': {'ID': 'web'}}},
+        ],
+    }
+    with caplog.at_level('WARNING'):
+        kept = nomad_events.events_after(frame, 0)
+    assert [(e['type'], e['key']) for e in kept] == [('NodeDrain', good), ('JobRegistered', 'web')]
+    assert 'Dropped a NodeStreamEvent event at index 7: its node ID is no UUID' in caplog.text
+    assert planted not in caplog.text
+    assert not nomad_events.trusted_node(nomad_events.node_snapshot_event({'ID': planted}, 3))

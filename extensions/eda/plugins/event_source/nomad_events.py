@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import ssl
 from typing import Any
 from urllib.parse import urlsplit
@@ -240,7 +241,7 @@ def events_after(frame: dict[str, Any], last: int) -> list[dict[str, Any]]:
     index = frame.get('Index') or 0
     if index <= last:
         return []
-    return [
+    events = [
         {
             'topic': event.get('Topic'),
             'type': event.get('Type'),
@@ -251,6 +252,22 @@ def events_after(frame: dict[str, Any], last: int) -> list[dict[str, Any]]:
         }
         for event in frame.get('Events') or []
     ]
+    return [event for event in events if trusted_node(event)]
+
+
+# Nomad makes a node's ID a UUID, but takes any text from a client that registers (NodeRegisterRequest.Validate
+# wants it non-empty only), and a rule hands the ID on to a playbook, whose extra vars Ansible renders as templates:
+# a node "{{ lookup('pipe', ...) }}" would run as the controller.
+NODE_ID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')
+
+
+def trusted_node(event: dict[str, Any]) -> bool:
+    """False for a Node event whose node ID is no UUID, which is dropped with a warning that does not repeat it."""
+    node = event['payload'].get('Node') if event['topic'] == 'Node' else None
+    if node is None or (isinstance(node.get('ID'), str) and NODE_ID.fullmatch(node['ID'])):
+        return True
+    LOGGER.warning('Dropped a %s event at index %s: its node ID is no UUID', event['type'], event['index'])
+    return False
 
 
 def refusal(said: str, conf: dict[str, Any], token: bool = True) -> str:
@@ -353,6 +370,9 @@ class Stream(object):
         """Each node as Nomad has it now (node_snapshot), as NodeSnapshot events."""
         stubs, index = await self.read('/v1/nodes')
         for stub in stubs:
+            event = node_snapshot_event(stub, index)
+            if not trusted_node(event):
+                continue
             node = (await self.read('/v1/node/' + stub['ID']))[0]
             self.lease.check(self.conf['lock'])
             await queue.put(node_snapshot_event(node, index))
