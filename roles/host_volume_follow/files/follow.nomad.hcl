@@ -75,8 +75,6 @@ job "nomad-zfs-csi-follow" {
 
       env {
         HOME                     = "${NOMAD_TASK_DIR}"
-        # ansible-runner's private data (the playbooks' environment, this token with it) goes with the allocation.
-        TMPDIR                   = "${NOMAD_TASK_DIR}"
         ANSIBLE_PRIVATE_KEY_FILE = "${NOMAD_SECRETS_DIR}/ssh_key"
         # Ansible's own SSH arguments, with the known hosts of the variable, which SSH checks.
         ANSIBLE_SSH_ARGS = "-o ControlMaster=auto -o ControlPersist=60s -o UserKnownHostsFile=${NOMAD_SECRETS_DIR}/known_hosts -o StrictHostKeyChecking=yes"
