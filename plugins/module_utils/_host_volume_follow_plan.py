@@ -129,7 +129,7 @@ def _resumed(node, journals, volumes, kind):
         if (items.get('kind') == 'failover') != (kind == 'failover'):
             # The other kind: a move from a node lost since, or a failover from a node back since.
             why = OTHER_KIND[kind] % (key[0], key[1])
-            stays.append(dict(name=key[1], namespace=key[0], jobs=[], why=why))
+            stays.append(dict(name=key[1], namespace=key[0], jobs=[], why=why, reason='other_kind_under_way'))
             continue
         try:
             volume_id = json.loads(items.get('volume') or '{}').get('id')
@@ -145,7 +145,15 @@ def _resumed(node, journals, volumes, kind):
         elif in_nomad and [v.get('ID') for v in in_nomad] != [volume_id]:
             why = 'its journal is of another volume (%s) than Nomad has' % volume_id
         if why:
-            stays.append(dict(name=key[1], namespace=key[0], jobs=[], why=why + '; check it, then move it by hand'))
+            stays.append(
+                dict(
+                    name=key[1],
+                    namespace=key[0],
+                    jobs=[],
+                    why=why + '; check it, then move it by hand',
+                    reason='journal_refused',
+                )
+            )
         else:
             moves.append(dict(name=key[1], namespace=key[0], jobs=[], candidates=[to], resumed=True, fenced_in=0))
     return moves, stays
@@ -186,7 +194,7 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
     Returns node (summary), following (whether a drain or a loss asks anything), kind (move, from a drained node;
     failover, from a lost one), why (when nothing follows), moves (each with name, namespace, jobs, candidates,
     resumed and fenced_in, the seconds until a lost node surely writes no more to it), fenced_in (the longest) and
-    stays (each with name, namespace, jobs that wait for it, and why)."""
+    stays (each with name, namespace, jobs that wait for it, why, and reason: one of REASONS)."""
     node = the_node(nodes, p['node'])
     # A lost node's volumes fail over, drained or not: it can send nothing.
     kind = 'failover' if node.get('Status') == 'down' else 'move'
@@ -219,7 +227,7 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
         candidates = _candidates(node, nodes, p['plugin_id'], key[1]) if jobs and key not in shared else []
         if not jobs:
             result['stays'].append(
-                dict(stay, why='no job %s uses it; move it by hand if wanted' % LOST_OR_DRAINED[kind])
+                dict(stay, why='no job %s uses it; move it by hand if wanted' % LOST_OR_DRAINED[kind], reason='unused')
             )
         elif key in shared:
             result['stays'].append(
@@ -227,16 +235,18 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
                     stay,
                     why='%s also use %s on this node, and a move takes one volume of a job at a time; move them by '
                     'hand to one node' % (', '.join(jobs), ', '.join(shared[key])),
+                    reason='shared_jobs',
                 )
             )
         elif fenced_in is None:
-            result['stays'].append(dict(stay, why=why))
+            result['stays'].append(dict(stay, why=why, reason='not_fenced'))
         elif not candidates:
             result['stays'].append(
                 dict(
                     stay,
                     why='no other node is ready, eligible and has plugin %s without a volume of that name'
                     % p['plugin_id'],
+                    reason='no_node',
                 )
             )
         else:
@@ -248,6 +258,16 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
     result['fenced_in'] = max([m['fenced_in'] for m in result['moves']] or [0])
     return result
 
+
+# Why a volume stays, as a word a rule or an alert can match: what its `why` says in full.
+REASONS = (
+    'unused',  # no job wants it
+    'shared_jobs',  # its jobs use another volume of the node too
+    'not_fenced',  # its lost node may still write to it, and will not surely stop by itself
+    'no_node',  # no other node could take it
+    'other_kind_under_way',  # a move or failover of the other kind from the node is under way
+    'journal_refused',  # its journal does not hold up against Nomad
+)
 
 # Whose jobs a volume follows, as a stay says it.
 LOST_OR_DRAINED = {'move': 'of this drain', 'failover': 'lost with the node'}

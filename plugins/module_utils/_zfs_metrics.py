@@ -135,7 +135,7 @@ def parse_pools(stdout):
     return pools
 
 
-def _family(lines, name, help_text, kind, samples):
+def family(lines, name, help_text, kind, samples):
     lines.append('# HELP %s %s' % (name, help_text))
     lines.append('# TYPE %s %s' % (name, kind))
     lines.extend('%s%s %s' % (name, labels(pairs), value) for pairs, value in samples if value is not None)
@@ -185,7 +185,7 @@ def render(dataset_listing, pool_listing, parents, pulls=()):
     datasets = parse_datasets(dataset_listing)
     found = volumes(datasets, parents)
     lines = []
-    _family(
+    family(
         lines,
         'nomad_zfs_parent_exists',
         'Whether the parent handed to Nomad exists (1) or not (0).',
@@ -194,16 +194,14 @@ def render(dataset_listing, pool_listing, parents, pulls=()):
     )
     for metric, help_text in VOLUME_METRICS:
         samples = [(pairs, dataset[metric]) for pairs, dataset in found]
-        _family(lines, 'nomad_zfs_volume_' + metric, help_text, 'gauge', samples)
+        family(lines, 'nomad_zfs_volume_' + metric, help_text, 'gauge', samples)
     pools = parse_pools(pool_listing)
     for index, (metric, help_text) in enumerate(POOL_METRICS[:-1]):
-        _family(
-            lines, 'nomad_zfs_pool_' + metric, help_text, 'gauge', [([('pool', p[0])], p[index + 1]) for p in pools]
-        )
+        family(lines, 'nomad_zfs_pool_' + metric, help_text, 'gauge', [([('pool', p[0])], p[index + 1]) for p in pools])
     states = [([('pool', p[0]), ('state', state)], int(p[4] == state)) for p in pools for state in POOL_STATES]
-    _family(lines, 'nomad_zfs_pool_state', POOL_METRICS[-1][1], 'gauge', states)
+    family(lines, 'nomad_zfs_pool_state', POOL_METRICS[-1][1], 'gauge', states)
     if pulls:
         samples = replica_samples(pulls)
         for metric, help_text, _key in PULL_METRICS + REPLICA_METRICS:
-            _family(lines, 'nomad_zfs_replica_' + metric, help_text, 'gauge', samples[metric])
+            family(lines, 'nomad_zfs_replica_' + metric, help_text, 'gauge', samples[metric])
     return '\n'.join(lines) + '\n'

@@ -129,16 +129,37 @@ moves:
 stays:
   description:
     - The node's volumes that do not move, each with C(name), C(namespace), C(jobs) (those that want it, which then
-      wait) and C(why).
+      wait), C(why) and C(reason), a word for why that an alert or a rule matches.
+    - "C(reason) is one of C(unused) (no job wants it), C(shared_jobs) (its jobs use another volume of the node too),
+      C(not_fenced) (the lost node may still write to it), C(no_node) (no other node could take it),
+      C(other_kind_under_way) (a move or failover of the other kind is under way) and C(journal_refused) (its
+      journal does not hold up against Nomad)."
   returned: success
   type: list
   elements: dict
   sample: [{"name": "scratch", "namespace": "team-a", "jobs": [],
-            "why": "no job of this drain uses it; move it by hand if wanted"}]
+            "why": "no job of this drain uses it; move it by hand if wanted", "reason": "unused"}]
+metrics:
+  description:
+    - What the follow decided, in the Prometheus text format, for the node exporter's textfile collector. The
+      gauge C(nomad_zfs_csi_follow_volumes_following) counts RV(moves); C(nomad_zfs_csi_follow_volume_stays) is 1
+      for each of RV(stays) but those no job wants, labelled with its C(reason). Both carry the node's C(node),
+      C(node_id) and the C(kind).
+    - Empty where RV(following) is false.
+  returned: success
+  type: str
+metrics_file:
+  description:
+    - The name of the node's file for RV(metrics) in the textfile collector's directory, named by its ID; null where
+      the ID is no UUID (a client that registers chooses its ID, and it could name another path).
+  returned: success
+  type: str
+  sample: nomad_zfs_csi_follow_5f8b0c1e-3d2a-4c61-9a57-0b6e2f1d7c44.prom
 """
 
 import time
 
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_metrics import file_name, render
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._host_volume_follow_plan import (
     BLOCKED,
     plan_follow,
@@ -189,7 +210,9 @@ def follow(module):
         # The second beyond: the planner counts in whole seconds.
         time.sleep(wait + 1)
         result = dict(read(module), waited=wait + 1)
-    return dict(dict(changed=False, waited=0), **result)
+    return dict(
+        dict(changed=False, waited=0), metrics=render(result), metrics_file=file_name(result['node']['id']), **result
+    )
 
 
 def main():

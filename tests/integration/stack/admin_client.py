@@ -6,6 +6,7 @@ client certificate: a task reaches it with its workload identity alone."""
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -84,6 +85,40 @@ class AdminClient:
         proc = self.task_process(alloc_id, task)
         text = (proc / 'environ').read_text() if proc else ''
         return dict(v.split('=', 1) for v in text.split('\0') if '=' in v)
+
+    def crash_task(self, alloc_id, task):
+        """Every process of a task killed at once, as a crash of its node would: its process and all it started
+        (ansible-runner starts the playbooks in sessions of their own), each stopped first so that none forks past
+        the kill. Nomad then restarts the task."""
+        proc = self.task_process(alloc_id, task)
+        assert proc, 'no process of task %s of %s' % (task, alloc_id)
+        stopped = set()
+        while True:
+            tree = descendants(int(proc.name)) - stopped
+            if not tree:
+                break
+            for pid in tree:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+            stopped |= tree
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def descendants(root):
+    """root and every process below it, as /proc has them now."""
+    parents = {}
+    for proc in Path('/proc').iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if proc.name.isdigit():
+                parents[int(proc.name)] = int((proc / 'stat').read_text().rsplit(')', 1)[1].split()[1])
+    tree, grown = {root}, True
+    while grown:
+        below = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= below
+        grown = bool(below)
+    return tree
 
 
 @contextlib.contextmanager

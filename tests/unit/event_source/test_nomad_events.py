@@ -110,11 +110,24 @@ def test_the_follow_rulebooks_rules_name_event_types_that_nomad_sends():
     rulebook = yaml.safe_load((Path(__file__).resolve().parents[3] / 'extensions/eda/rulebooks/follow.yml').read_text())
     sent = set((e['Topic'], e['Type']) for frame in FRAMES for e in frame.get('Events') or [])
     assert rulebook[0]['sources'][0]['nomad_zfs.csi.nomad_events']['node_snapshot'] is True
-    for rule in rulebook[0]['rules']:
+    *follows, back, said = rulebook[0]['rules']
+    for rule in follows + [back]:
         [topic] = re.findall(r'event\.topic == "(\w+)"', rule['condition'])
         kinds = re.findall(r'event\.type == "(\w+)"', rule['condition'])
-        assert 'NodeSnapshot' in kinds and topic == 'Node', rule['name']
-        assert all((topic, kind) in sent for kind in kinds if kind != 'NodeSnapshot'), (rule['name'], sorted(sent))
+        assert topic == 'Node' and all((topic, kind) in sent for kind in kinds if kind != 'NodeSnapshot'), (
+            rule['name'],
+            sorted(sent),
+        )
+        # A drain or a loss is followed from the snapshot too, and its outcome comes back as an event.
+        assert (
+            ('NodeSnapshot' in kinds) == (rule in follows) == rule['action']['run_playbook'].get('post_events', False)
+        )
+    # The last rule prints that outcome: the stats the follow sets last.
+    follow = yaml.safe_load(
+        (Path(__file__).resolve().parents[3] / 'roles/host_volume_move/tasks/follow.yml').read_text()
+    )
+    [key] = [task for task in follow if 'ansible.builtin.set_stats' in task][-1]['ansible.builtin.set_stats']['data']
+    assert 'event.%s is defined' % key in said['condition'] and 'print_event' in said['action'], said
 
 
 def test_a_node_snapshot_is_an_event_as_a_rule_reads_one_and_needs_the_node_topic():

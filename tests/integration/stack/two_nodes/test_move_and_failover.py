@@ -79,6 +79,21 @@ def running(stack, node_id, job_id=VOLUME):
     return live[0] if live else None
 
 
+def job_state(stack, job_id=VOLUME):
+    """What Nomad says of a job, for a failure's message: its status, its allocations and its evaluations."""
+    job = stack.get('/v1/job/%s?namespace=%s' % (job_id, NAMESPACE))
+    allocs = stack.get('/v1/job/%s/allocations?namespace=%s' % (job_id, NAMESPACE))
+    evals = stack.get('/v1/job/%s/evaluations?namespace=%s' % (job_id, NAMESPACE))
+    return {
+        'job': {k: job.get(k) for k in ('Status', 'Stop', 'Version', 'SubmitTime')},
+        'allocations': [(a['ID'][:8], a['NodeID'][:8], a['DesiredStatus'], a['ClientStatus']) for a in allocs],
+        'evaluations': [
+            (e['ID'][:8], e['TriggeredBy'], e['Status'], e.get('StatusDescription'), e.get('FailedTGAllocs'))
+            for e in evals[:6]
+        ],
+    }
+
+
 def down_since(stack, node):
     return stack.get('/v1/node/' + node['ID'])['StatusUpdatedAt']
 
@@ -343,24 +358,34 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     # A drain of B brings it back by itself. The follow controller, two instances of its Nomad job on the admin
     # client (playbooks/follow_controller.yml), runs the follow playbook in the one that holds the lock, with its
     # workload identity as its token and its SSH key from its variable; its move takes demo-mv with its data and its
-    # job to A, which holds its replica. Nobody runs anything but the drain.
+    # job to A, which holds its replica. Nobody runs anything but the drain, not even when the acting instance
+    # crashes in the middle of the move.
     vm.sh('echo before-the-drain > /%s/drained' % B_DATASET)
     hosts = {k: v for k, v in move_vars(stack).items() if k.startswith('host_volume_move_')}
     (tmp_path / 'admin').mkdir()
     drained = 'The drain of %s:' % B_NAME
     try:
         with admin_client(stack, tmp_path / 'admin') as admin, follow_job(stack, admin, hosts, count=2) as rulebook:
-            holding = 'Holding the lock %s' % FOLLOW_LOCK
-            rulebook.wait_for(holding, timeout=180, why='an instance holding the lock')
+            rulebook.wait_for('Holding the lock %s' % FOLLOW_LOCK, timeout=180, why='an instance holding the lock')
             drain(stack, b_node, True)
-            said = rulebook.wait_for(drained, timeout=900, why='the follow of the drain')
+            # The move has stopped the job: every process of the acting instance is killed, the playbook
+            # too. Nomad restarts it; whichever instance takes the lock next follows B's drain again (node_snapshot),
+            # and goes on with the move from its journal.
+            wait_until(
+                lambda: (move_journal(stack) or {}).get('done', '').startswith('stop'),
+                timeout=600,
+                why='the move under way, its job stopped',
+            )
+            [acting] = [
+                alloc for alloc, said in rulebook.outputs().items() if 'Follow the drain or the loss of a node' in said
+            ]
+            admin.crash_task(acting, 'rulebook')
+            said = rulebook.wait_for(drained, timeout=900, why='the follow of the drain, after the crash')
             moved = '%s %s/%s moved to %s; 0 could not move.' % (drained, NAMESPACE, VOLUME, a_node['Name'])
-            assert moved in said, said[-6000:]
-            # One instance acts: the one that holds the lock; the other waits for it.
-            [acting] = [alloc for alloc, output in rulebook.outputs().items() if drained in output]
-            [waiting] = [output for alloc, output in rulebook.outputs().items() if alloc != acting]
-            assert holding in rulebook.outputs()[acting] and holding not in waiting, waiting[-3000:]
-            assert 'Waiting for the lock %s: another instance holds it' % FOLLOW_LOCK in waiting, waiting[-3000:]
+            assert moved in said and 'going on after stop' in said, said[-6000:]
+            # One instance acted at a time: the drain's follow ended once, and an instance waited for the lock.
+            assert said.count(drained) == 1, said[-6000:]
+            assert 'Waiting for the lock %s: another instance holds it' % FOLLOW_LOCK in said, said[-6000:]
         # The same follow by hand while B is still drained: nothing is left to move, and nothing changes.
         again_follow = move(stack, playbook=FOLLOW, node=B_NAME)
     finally:
@@ -368,7 +393,9 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     assert changed(again_follow)['nomad-dev'] == 0, playbook_said(again_follow)
     assert 'The drain of %s: 0 could not move.' % B_NAME in again_follow.stdout, again_follow.stdout[-3000:]
     back = wait_until(
-        lambda: running(stack, a_node['ID']), timeout=180, why='the job running on node A after the drain'
+        lambda: running(stack, a_node['ID']),
+        timeout=180,
+        why=lambda _r: 'the job running on node A after the drain: %s' % job_state(stack),
     )
     [(_id, node_id)] = volumes(stack)
     assert node_id == a_node['ID'] and back['ID'] != again['ID']
@@ -376,7 +403,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
 
 
 def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_on_a(
-    stack, vm, two_nodes, gone_after, b_back
+    stack, vm, two_nodes, gone_after, b_back, tmp_path
 ):
     """Never two writers: node B, cut off from the server, keeps its tasks; a failover of their volumes is refused
     until they are stopped, by B's own agent after stop_on_client_after (demo-fs), or by powering B off, which the
@@ -435,6 +462,29 @@ def test_a_failover_waits_until_node_b_writes_no_more_and_brings_the_volume_up_o
     crash(vm)
     assert task_pids(vm, first['ID'])
     plan_refused(stack, unguarded, name=name, to=a_node['Name'], failover=True)
+    # Nor does the follow controller fail it over, started as an operator starts it: B advertises no fence watchdog.
+    # Its event says why, and so do its metrics for the node exporter.
+    metrics = tmp_path / 'metrics'
+    metrics.mkdir()
+    hosts = {k: v for k, v in move_vars(stack).items() if k.startswith('host_volume_move_')}
+    hosts.update(host_volume_move_fence_margin=FENCE_MARGIN, host_volume_move_follow_metrics_dir=str(metrics))
+    with follow_rulebook(stack, tmp_path, mover(stack), hosts) as rulebook:
+        said = rulebook.wait_for("'reason': 'not_fenced'", timeout=300, why="the follow's event")
+    assert "'name': '%s'" % name in said and '%s/%s stays (%s' % (NAMESPACE, name, unguarded) in said, said[-6000:]
+    [(_id, node_id)] = volumes(stack, name)
+    assert node_id == b_node['ID'] and task_pids(vm, first['ID'])
+    stays = (metrics / ('nomad_zfs_csi_follow_%s.prom' % b_node['ID'])).read_text()
+    labels = 'node="%s",node_id="%s",kind="failover"' % (B_NAME, b_node['ID'])
+    assert 'nomad_zfs_csi_follow_volumes_following{%s} 0' % labels in stays, stays
+    assert (
+        'nomad_zfs_csi_follow_volume_stays{%s,namespace="%s",volume="%s",reason="not_fenced"} 1'
+        % (
+            labels,
+            NAMESPACE,
+            name,
+        )
+        in stays
+    ), stays
     lose(vm)
     # The operator's machine dies once Nomad forgot B's volume, before the journal says so; the same command, without
     # fenced=true this time (the journal holds how B was fenced), finishes the failover.

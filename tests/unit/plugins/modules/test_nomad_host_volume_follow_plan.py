@@ -107,7 +107,13 @@ def test_a_drained_nodes_volumes_in_use_follow_to_the_nodes_that_could_take_them
              resumed=False, fenced_in=0),
     ]  # fmt: skip
     assert result['stays'] == [
-        dict(name='scratch', namespace='team-a', jobs=[], why='no job of this drain uses it; move it by hand if wanted')
+        dict(
+            name='scratch',
+            namespace='team-a',
+            jobs=[],
+            why='no job of this drain uses it; move it by hand if wanted',
+            reason='unused',
+        )
     ]
     assert result['node']['name'] == 'storage-b' and not nomad.writes()
     # Every namespace is read, and each journal in the namespace it is in.
@@ -144,6 +150,7 @@ def test_a_move_under_way_from_the_node_goes_on_first_to_where_its_journal_says(
     assert result['moves'] == [
         dict(name='pgdata', namespace='team-a', jobs=[], candidates=['storage-a'], resumed=True, fenced_in=0)
     ]
+    assert [s['reason'] for s in result['stays']] == ['journal_refused'] * 3 + ['other_kind_under_way']
     assert [(s['name'], s['why']) for s in result['stays']] == [
         ('notarget', 'its journal names no node to move it to; check it, then move it by hand'),
         ('queue', 'its journal is of another volume (v-forged) than Nomad has; check it, then move it by hand'),
@@ -195,6 +202,7 @@ def test_a_volume_with_nowhere_to_go_stays_with_the_jobs_that_wait(run_main, mon
             namespace='team-a',
             jobs=['db'],
             why='no other node is ready, eligible and has plugin zfs-dataset without a volume of that name',
+            reason='no_node',
         )
     ]
 
@@ -227,9 +235,9 @@ def test_a_job_waiting_to_be_placed_takes_its_volume_and_a_job_of_two_volumes_le
     result = run_main(nomad_host_volume_follow_plan, {'node': 'storage-b'})
     assert [(m['name'], m['jobs']) for m in result['moves']] == [('other', ['cache']), ('pgdata', ['db'])]
     why = 'etl also use %s on this node, and a move takes one volume of a job at a time; move them by hand to one node'
-    assert [(s['name'], s['jobs'], s['why']) for s in result['stays']] == [
-        ('in', ['etl'], why % 'out'),
-        ('out', ['etl'], why % 'in'),
+    assert [(s['name'], s['jobs'], s['why'], s['reason']) for s in result['stays']] == [
+        ('in', ['etl'], why % 'out', 'shared_jobs'),
+        ('out', ['etl'], why % 'in', 'shared_jobs'),
     ]
 
 
@@ -281,7 +289,7 @@ def test_a_lost_nodes_volumes_fail_over_once_its_watchdog_surely_fenced_it(run_m
     ]
     assert result['stays'] == [
         dict(name='scratch', namespace='team-a', jobs=[],
-             why='no job lost with the node uses it; move it by hand if wanted'),
+             why='no job lost with the node uses it; move it by hand if wanted', reason='unused'),
     ]  # fmt: skip
     assert slept == [] and not nomad.writes()
 
@@ -314,7 +322,9 @@ def test_a_lost_node_that_never_fences_itself_keeps_its_volumes_and_says_why(run
     )
     assert (result['following'], result['moves'], slept) == (True, [], [])
     [stay] = result['stays'][:1]
-    assert (stay['name'], stay['jobs']) == ('pgdata', ['db'])
+    assert (stay['name'], stay['jobs'], stay['reason']) == ('pgdata', ['db'], 'not_fenced')
+    # The metrics say it too; node n-b's ID is no UUID, so they name no file.
+    assert 'volume="pgdata",reason="not_fenced"} 1' in result['metrics'] and result['metrics_file'] is None
     assert 'Node storage-b is down, but its allocations a-db (db.g) may still be writing to pgdata' in stay['why']
     assert 'host_volume_plugin_fence_after' in stay['why']
 
@@ -357,4 +367,5 @@ def test_a_journal_of_the_other_kind_from_the_node_stays_saying_what_to_do(run_m
         jobs=[],
         why='a planned move of it from this node is under way (its journal), and the node is lost: fail it over by '
         'hand (playbooks/failover_host_volume.yml -e namespace=team-a -e volume=queue)',
+        reason='other_kind_under_way',
     )
