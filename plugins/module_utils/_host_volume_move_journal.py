@@ -44,6 +44,7 @@ def record(p, plan, now):
         source_node_id=plan['source']['id'],
         volume=json.dumps(plan['volume'], sort_keys=True),
         jobs=json.dumps(plan['jobs']),
+        job_versions=json.dumps(plan.get('job_versions') or {}, sort_keys=True),
         data=json.dumps(plan['data'], sort_keys=True),
         started=str(int(now)),
         done='',
@@ -113,6 +114,12 @@ def resume(p, items, volumes, target):
     jobs = _loaded(p, items, 'jobs', list)
     if not all(isinstance(job, str) for job in jobs):
         mismatch(p, 'jobs', items['jobs'], 'this collection writes a list of job IDs there')
+    # A journal of a release before job_versions runs its jobs again as Nomad stores them.
+    versions = _loaded(p, items, 'job_versions', dict) if 'job_versions' in items else {}
+    if not all(
+        job in jobs and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for job, v in versions.items()
+    ):
+        mismatch(p, 'job_versions', items['job_versions'], "this collection writes each stopped job's version there")
     # Whole seconds, and no more digits than a time the final snapshot's name can be formatted from.
     if not re.match(r'[0-9]{1,11}\Z', items.get('started') or '0'):
         mismatch(p, 'started', repr(items.get('started')), 'this collection writes the seconds since 1970 there')
@@ -145,6 +152,7 @@ def resume(p, items, volumes, target):
         volume=vol,
         fence=_loaded(p, items, 'fence', dict) if failover else None,
         jobs=jobs,
+        job_versions=versions,
         data=_loaded(p, items, 'data', dict),
         source_node_id=items.get('source_node_id'),
         steps=left,

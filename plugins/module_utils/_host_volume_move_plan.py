@@ -257,6 +257,17 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
     return _named(p, source_parent, target_read, source_read, now, replica)
 
 
+def job_versions(vol):
+    """{job ID: the version its allocations on the volume run}, the newest where they differ: the version a move's
+    stop stops, so that its start runs the job again only as that stop left it (nomad_job's stopped_version)."""
+    versions = {}
+    for alloc in vol.get('Allocations') or []:
+        job, version = alloc.get('JobID'), alloc.get('JobVersion')
+        if isinstance(version, int):
+            versions[job] = max(versions.get(job, version), version)
+    return versions
+
+
 def _after_each(items, steps):
     """The journal's items once each of steps is done, in order."""
     after = {}
@@ -418,6 +429,7 @@ def _plan_resumed(p, journal, volumes, nodes, node_allocations, now):
         source=source_view,
         target=summary(target),
         jobs=r['jobs'],
+        job_versions=r['job_versions'],
         steps=r['steps'],
         done=r['done'],
         resumed=True,
@@ -487,6 +499,7 @@ def _plan_rejoin(p, volumes, nodes):
         source=summary(back),
         target=summary(holder),
         jobs=[],
+        job_versions={},
         steps=['turnaround'],
         resumed=False,
     )
@@ -544,6 +557,7 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
             source=summary(source),
             target=summary(target),
             jobs=[],
+            job_versions={},
             steps=[],
             resumed=False,
         )
@@ -556,6 +570,7 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
         target=summary(target),
         # A failover stops no job: Nomad places the lost node's allocations again once the volume is back.
         jobs=[] if p['failover'] else sorted(set(a['job_id'] for a in allocations(vol))),
+        job_versions={} if p['failover'] else job_versions(vol),
         steps=['failover'] if p['failover'] else list(STEPS),
         resumed=False,
     )

@@ -45,18 +45,45 @@ def plan_job_present(job, answer):
     return Plan(steps, before='', after='\n'.join(lines) + '\n' if steps else '', predicted=verdict)
 
 
-def plan_stored_job_start(stored):
-    # type: (dict) -> Plan
+def plan_stored_job_start(stored, stopped_version=None):
+    # type: (dict, int | None) -> Plan
     """The register of a job as Nomad stored it, not stopped, as `nomad job start` does: a change only where it is
     stopped. Nomad's plan is not asked: the stored job is the one to run, and Nomad v1.11.3's plan endpoint refuses
-    a workload identity (it looks its token up as an ACL token's secret)."""
-    steps = [('put', 'jobs', {'body': {'Job': dict(stored, Stop=False)}})] if stored.get('Stop') else []
+    a workload identity (it looks its token up as an ACL token's secret). The register enforces the job modify index
+    read, so that Nomad refuses it where the job changed after this read.
+
+    With stopped_version, nothing changes where the job is no longer what that stop left (changed_since_stop)."""
+    left = changed_since_stop(stored, stopped_version)
+    steps = []
+    if stored.get('Stop') and not left:
+        body = {'Job': dict(stored, Stop=False), 'EnforceIndex': True, 'JobModifyIndex': stored.get('JobModifyIndex')}
+        steps = [('put', 'jobs', {'body': body})]
+    before = 'job %s: %s\n' % (stored['ID'], status(stored))
     return Plan(
         steps,
-        before='job %s: %s\n' % (stored['ID'], status(stored)),
-        after='job %s: running\n' % stored['ID'],
+        before=before,
+        after=before if left else 'job %s: running\n' % stored['ID'],
         predicted='Edited' if steps else 'None',
     )
+
+
+def changed_since_stop(stored, stopped_version):
+    # type: (dict, int | None) -> str | None
+    """Why a job is not run again as the stop of its version stopped_version left it, or None where it is (or no
+    version is given). A stop registers the job once more, with Stop set, as the next version; a job stopped at any
+    other version was registered since by someone else, whose change the stopper (a move, on the mover's token) must
+    not submit with its own rights. A job purged since is gone for good."""
+    if stopped_version is None:
+        return None
+    if 'Version' not in stored:
+        return 'job %s is no longer registered: it was purged since the stop' % stored['ID']
+    if stored.get('Stop') and stored['Version'] != stopped_version + 1:
+        return (
+            'job %s is stopped at version %s, not at %d as its stop from version %d left it: it was changed since, and '
+            'is left for its owner to run (nomad job start)'
+            % (stored['ID'], stored['Version'], stopped_version + 1, stopped_version)
+        )
+    return None
 
 
 def plan_job_absent(job_id, current, purge):
@@ -75,6 +102,7 @@ def plan_job_absent(job_id, current, purge):
 
 
 def status(job):
-    if not job:
+    # A job Nomad does not have, or that load_stored stood in for ({'ID': ...}).
+    if not job or 'Version' not in job:
         return 'not registered'
     return 'stopped' if job.get('Stop') else 'running'

@@ -156,6 +156,15 @@ jobs:
   type: list
   elements: str
   sample: [pgdata-db]
+job_versions:
+  description:
+    - The version of each of RV(jobs) that the move stops, as its allocations on the volume run it (the newest).
+      The start runs a job again only as that stop left it
+      (O(nomad_zfs.csi.nomad_job#module:stopped_version)).
+    - Empty for a move whose journal was written before this was recorded.
+  returned: success
+  type: dict
+  sample: {"pgdata-db": 4}
 data:
   description:
     - With O(target_read), the datasets of the move. C(dataset) is the volume's on the source, C(source_parent) and

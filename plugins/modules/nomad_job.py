@@ -38,7 +38,17 @@ options:
       - With O(state=present), a stopped job runs again as Nomad stored it, as C(nomad job start) does; a job
         that is not registered fails, since there is nothing to start.
       - With O(state=absent), it is stopped (or purged); a job that is not registered is left alone.
+      - The register enforces the job modify index read, so that Nomad refuses it where the job changed meanwhile.
     type: str
+    version_added: 0.2.0
+  stopped_version:
+    description:
+      - With O(job_id) and O(state=present), the version the job had when it was stopped, as the one who stopped it
+        recorded it (a move's journal). It runs again only as that stop left it, stopped at the next version (a
+        stop registers the job once more, with C(Stop) set).
+      - A job changed since (stopped at another version), or purged, is left alone, and RV(left_alone) says why.
+        Whoever stopped it then does not submit, with its own rights, what someone else registered.
+    type: int
     version_added: 0.2.0
   variables:
     description:
@@ -146,6 +156,13 @@ allocations:
   type: list
   elements: dict
   sample: [{"id": "7a4c...", "node": "storage-1", "client_status": "running", "healthy": true}]
+left_alone:
+  description: Why the job was not run again (O(stopped_version)), where it was changed or purged since its stop.
+  returned: when O(stopped_version) is given and the job is not what its stop left
+  type: str
+  sample: >-
+    job pgdata-db is stopped at version 7, not at 5 as its stop from version 4 left it: it was changed since, and is
+    left for its owner to run (nomad job start)
 """
 
 import json
@@ -153,6 +170,7 @@ import json
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadError
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_module import NomadModule
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_plan import (
+    changed_since_stop,
     plan_job_absent,
     plan_job_present,
     plan_stored_job_start,
@@ -305,7 +323,7 @@ def load_stored(module):
     job = client.get('job/' + p['job_id'], missing_ok=True)
     if job:
         return job
-    if p['state'] == 'present':
+    if p['state'] == 'present' and p['stopped_version'] is None:
         raise PlanError(
             'job_id: Nomad has no job %s in namespace %s to start; give src or content to run a new job, or the '
             'namespace it is in.' % (p['job_id'], client.namespace)
@@ -345,8 +363,10 @@ def main():
             wait_timeout=dict(type='int', default=300),
             variables=dict(type='dict', default={}, no_log=True),
             variable_files=dict(type='list', elements='path', default=[]),
+            stopped_version=dict(type='int'),
         ),
         required_one_of=[('src', 'content', 'job_id')],
+        required_by={'stopped_version': 'job_id'},
         mutually_exclusive=[('src', 'content', 'job_id')],
         supports_check_mode=True,
     )
@@ -370,7 +390,14 @@ def converge(module, job):
         return result
 
     if p['job_id']:
-        plan = plan_stored_job_start(job)
+        plan = plan_stored_job_start(job, p['stopped_version'])
+        left = changed_since_stop(job, p['stopped_version'])
+        if left:
+            # Not this stopper's to run, nor to wait for.
+            result.update(changed=False, plan_diff_type='None', version=job.get('Version', -1), left_alone=left)
+            if module._diff:
+                result['diff'] = dict(before=plan.before, after=plan.after)
+            return result
     else:
         plan = plan_job_present(job, client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True}))
     result.update(changed=bool(plan.steps), plan_diff_type=plan.predicted)

@@ -1,6 +1,8 @@
 """The nomad_access role against a real bootstrapped ACL agent: each tenant's token reaches its own namespace
 only, the operator's token writes volumes but runs no tenant job, and a second run changes nothing."""
 
+import json
+
 import pytest
 
 from acl_agent import access_play
@@ -241,3 +243,36 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
 
     again = acl.playbook(play)
     assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-3000:]
+
+
+FOLLOW = {
+    'host_volume_follow_ssh_private_key': 'not read before the checks',
+    'host_volume_follow_known_hosts': 'storage-1 ssh-ed25519 AAAA',
+    'host_volume_follow_inventory': {'nomad': {'hosts': {'runner': {'ansible_connection': 'local'}}}},
+    'host_volume_follow_node_ids': ['4f1c6a52-0b2e-93d3-1e0c-7d5b2f0e9a11'],
+}
+
+
+@pytest.mark.parametrize(
+    'given, message',
+    [
+        # Any client may join the admin pool: the job is pinned to named clients.
+        ({'host_volume_follow_node_ids': []}, 'host_volume_follow_node_ids is empty. Any client may join node pool'),
+        # The job's own token, SSH options and home are its own; a name that is none would break its env file.
+        (
+            {'host_volume_follow_environment': {'NOMAD_TOKEN': 'x', 'A B': 'y', 'PATH': '/usr/bin'}},
+            'host_volume_follow_environment names A B, NOMAD_TOKEN: give names of letters, digits and _',
+        ),
+    ],
+    ids=['no-node-ids', 'reserved-environment'],
+)
+def test_the_follow_controllers_role_refuses_an_unpinned_job_or_its_own_settings_before_anything_changes(
+    acl, given, message
+):
+    role = {'role': 'nomad_zfs.csi.host_volume_follow', 'vars': dict(FOLLOW, **given)}
+    play = [{'name': 'Follow', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'roles': [role]}]
+    before = state(acl) + [acl.api('GET', path) for path in ('/v1/jobs?namespace=*', '/v1/vars?namespace=*')]
+    failed = acl.playbook(json.dumps(play))
+    assert failed.returncode != 0 and message in failed.stdout, failed.stdout[-3000:]
+    assert 'Nothing was changed.' in failed.stdout
+    assert state(acl) + [acl.api('GET', path) for path in ('/v1/jobs?namespace=*', '/v1/vars?namespace=*')] == before

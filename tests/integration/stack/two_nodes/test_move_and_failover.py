@@ -278,10 +278,24 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     move_killed_at(stack, 'Record that the step is done: send', stop_jobs=True)
     assert move_journal(stack)['done'] == 'stop' and running(stack, a_node['ID']) is None
     assert props(vm, A_DATASET, 'readonly', MOVED)[MOVED] == B_NAME
+    # Meanwhile its owner changes the stopped job: another version, registered stopped. The move's start (here the
+    # abort's) does not submit it with the mover's rights; it is the owner's to run again.
+    job = stack.get('/v1/job/%s?namespace=%s' % (VOLUME, NAMESPACE))
+    changed_job = dict(job, Stop=True, Meta=dict(job.get('Meta') or {}, changed='by-its-owner'))
+    stack.api('PUT', '/v1/jobs?namespace=%s' % NAMESPACE, {'Job': changed_job})
     aborted = move(stack, abort=True)
     assert aborted.returncode == 0 and 'Gave up the move of %s to %s' % (VOLUME, B_NAME) in aborted.stdout, (
         aborted.stdout
     )
+    left = 'job %s is stopped at version %d, not at %d as its stop from version %d left it' % (
+        VOLUME,
+        job['Version'] + 1,
+        job['Version'],
+        job['Version'] - 1,
+    )
+    assert left in aborted.stdout, aborted.stdout[-3000:]
+    assert stack.get('/v1/job/%s?namespace=%s' % (VOLUME, NAMESPACE))['Stop'] is True
+    assert stack.module('nomad_job', {'job_id': VOLUME, 'namespace': NAMESPACE, 'wait': False})['changed']
     wait_until(lambda: running(stack, a_node['ID']), timeout=180, why='the job running on node A again')
     assert volumes(stack) == before and move_journal(stack) is None
     assert props(vm, A_DATASET, 'readonly', MOVED, 'syncoid:sync') == {

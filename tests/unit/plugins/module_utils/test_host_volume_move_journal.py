@@ -18,6 +18,7 @@ PLAN = {
     'source': {'id': 'n1', 'name': 'storage-1'},
     'volume': VOLUME,
     'jobs': ['pgdata-db'],
+    'job_versions': {'pgdata-db': 4},
     'data': {'dataset': 'tank/nomad/volumes/team-a/pgdata', 'final': 'tank/nomad/volumes/team-a/pgdata@x'},
 }
 P = {'name': 'pgdata', 'to': 'storage-2'}
@@ -44,6 +45,17 @@ def test_a_new_journal_holds_what_the_move_needs_again_as_strings():
     )
     assert json.loads(items['jobs']) == ['pgdata-db'] and json.loads(items['volume']) == VOLUME
     assert with_step(with_step(items, 'stop'), 'stop')['done'] == 'stop'
+
+
+def test_the_journal_keeps_the_version_each_job_is_stopped_at_and_refuses_a_forged_one():
+    assert resume(P, journal('stop'), ON_SOURCE, TARGET)['job_versions'] == {'pgdata-db': 4}
+    # A journal of a release before job_versions: the jobs run again as Nomad stores them.
+    older = dict(journal('stop'))
+    del older['job_versions']
+    assert resume(P, older, ON_SOURCE, TARGET)['job_versions'] == {}
+    for forged in ('{"other-job": 4}', '{"pgdata-db": -1}', '{"pgdata-db": "4"}', '{"pgdata-db": true}', '[4]'):
+        with pytest.raises(PlanError, match='job_versions'):
+            resume(P, dict(journal('stop'), job_versions=forged), ON_SOURCE, TARGET)
 
 
 @pytest.mark.parametrize(

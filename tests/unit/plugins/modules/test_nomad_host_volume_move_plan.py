@@ -52,7 +52,11 @@ VOLUME = {
     'PluginID': 'zfs-dataset',
     'HostPath': '/tank/nomad/volumes/team-a/pgdata',
     'RequestedCapacityMaxBytes': 1 << 30,
-    'Allocations': [{'ID': 'a1aaaaaa-0000', 'JobID': 'pgdata-db', 'TaskGroup': 'db', 'ClientStatus': 'running'}],
+    'Allocations': [
+        {'ID': 'a1aaaaaa-0000', 'JobID': 'pgdata-db', 'JobVersion': 3, 'TaskGroup': 'db', 'ClientStatus': 'running'},
+        # A rolling update under way: the newest version is the one the stop stops.
+        {'ID': 'a2aaaaaa-0000', 'JobID': 'pgdata-db', 'JobVersion': 4, 'TaskGroup': 'db', 'ClientStatus': 'running'},
+    ],
 }
 
 
@@ -92,6 +96,8 @@ def refused(result, *words):
 def test_a_move_names_the_volume_both_nodes_and_the_jobs_to_stop(run_main, nomad):
     moved = plan(run_main, stop_jobs=True)
     assert moved['changed'] is False and moved['jobs'] == ['pgdata-db'] and 'fence' not in moved
+    # The version each job is stopped at, for the start (nomad_job's stopped_version): a rolling update's newest.
+    assert moved['job_versions'] == {'pgdata-db': 4}
     assert (moved['volume']['id'], moved['source']['name'], moved['target']['id']) == ('v1', 'storage-1', 'n2')
     assert moved['volume']['allocations'][0]['job_id'] == 'pgdata-db'
     assert nomad.writes() == []
@@ -129,7 +135,7 @@ def two_of_them(nomad):
         (lambda n: n.objects['node/n2'].update(DrainStrategy={'Deadline': 1}), {}, ['ready, eligible, draining']),
         (lambda n: n.objects['node/n1'].update(Status='down'), {'stop_jobs': True},
          ['node storage-1 is down: a planned move needs it', 'fail over instead']),
-        (None, {}, ['pgdata is in use by pgdata-db (allocations a1aaaaaa); set stop_jobs=true']),
+        (None, {}, ['pgdata is in use by pgdata-db (allocations a1aaaaaa, a2aaaaaa); set stop_jobs=true']),
         (None, {'failover': True}, ["node storage-1 is ready: move the volume with playbooks/move_host_volume.yml"]),
         (None, {'fence_margin': -1}, []),
     ],

@@ -209,3 +209,33 @@ def test_a_wait_that_times_out_after_the_register_says_changed(run_main, nomad):
     failed = run_main(nomad_job, {'content': HCL, 'wait_timeout': 0})
     assert failed['failed'] and 'placed 0 of 1 allocations' in failed['msg']
     assert failed['changed'] is True and failed['written'] == ['PUT jobs']
+
+
+def test_stopped_version_runs_the_job_only_as_its_stop_left_it(run_main, nomad):
+    """A move records each job's version before it stops it; the stop makes the next version. A tenant who changed
+    the job between the stop and the start (another version, still stopped; or purged) has it left alone: the mover
+    does not submit it with the mover's rights. The register enforces the modify index it read."""
+    nomad.objects['job/sleeper'] = dict(JOB, Version=5, Stop=True, JobModifyIndex=812)
+    started = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4, 'wait': False})
+    [register] = nomad.writes()
+    assert started['changed'] and 'left_alone' not in started
+    assert (register[2]['EnforceIndex'], register[2]['JobModifyIndex'], register[2]['Job']['Version']) == (True, 812, 5)
+    nomad.calls.clear()
+    nomad.objects['job/sleeper'] = dict(JOB, Version=7, Stop=True, JobModifyIndex=901)
+    changed = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4}, diff=True)
+    assert changed['changed'] is False and nomad.writes() == []
+    assert changed['left_alone'] == (
+        'job sleeper is stopped at version 7, not at 5 as its stop from version 4 left it: it was changed since, and '
+        'is left for its owner to run (nomad job start)'
+    )
+    assert changed['diff'] == {'before': 'job sleeper: stopped\n', 'after': 'job sleeper: stopped\n'}
+    # Run by its owner since: running, nothing to do.
+    nomad.objects['job/sleeper'] = dict(JOB, Version=6, Stop=False)
+    running = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4, 'wait': False})
+    assert running['changed'] is False and 'left_alone' not in running
+    del nomad.objects['job/sleeper']
+    purged = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4})
+    assert purged['changed'] is False and purged['version'] == -1 and nomad.writes() == []
+    assert purged['left_alone'] == 'job sleeper is no longer registered: it was purged since the stop'
+    refused = run_main(nomad_job, {'content': HCL, 'stopped_version': 4})
+    assert refused['failed'] and 'stopped_version' in refused['msg'] and 'job_id' in refused['msg']
