@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli,
-# metrics or all. The anchors (community.general) come from the `ansible` package, installed into a venv of its own so
+# Benchmarks: BENCH=zfs (default), nomad, wrapper, volumes, host_volumes, replication, move, follow, plugin, fio,
+# targetcli, metrics or all. The anchors (community.general) come from the `ansible` package, installed into a venv of its own so
 # the collection's venv stays minimal; python-nomad is there for both Nomad modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,10 +24,11 @@ case ${BENCH:-zfs} in
   replication) PATH=$venv/bin:$PATH "$venv/bin/python" bench/replication_bench.py ;;
   # No anchor module here: the repo's venv, whose pytest the stack's test helpers import.
   move) .venv/bin/python bench/move_bench.py ;;
+  follow) .venv/bin/python bench/follow_bench.py ;;
   plugin) .venv/bin/python bench/plugin_bench.py ;;
   fio) .venv/bin/python bench/fio_bench.py ;;
   targetcli) .venv/bin/python bench/targetcli_bench.py ;;
   metrics) .venv/bin/python bench/metrics_bench.py ;;
-  all) for b in zfs nomad wrapper volumes host_volumes replication move plugin fio targetcli metrics; do BENCH=$b bash "$0"; done ;;
-  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, plugin, fio, targetcli, metrics or all" >&2; exit 2 ;;
+  all) for b in zfs nomad wrapper volumes host_volumes replication move follow plugin fio targetcli metrics; do BENCH=$b bash "$0"; done ;;
+  *) echo "bench: BENCH must be zfs, nomad, wrapper, volumes, host_volumes, replication, move, follow, plugin, fio, targetcli, metrics or all" >&2; exit 2 ;;
 esac
