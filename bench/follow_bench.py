@@ -108,7 +108,7 @@ class FollowBench(Bench):
                     why='the follow of the drain',
                     pause=1,
                 )
-            wait_until(lambda: watch.done.is_set(), timeout=600, why='job %s on A' % NAME, pause=0.5)
+            wait_until(watch.done.is_set, timeout=600, why='job %s on A' % NAME, pause=0.5)
             until_running = round(watch.first_on_target - started, 1)
         row = counted.row(way=way, until_running=until_running, downtime=watch.downtime())
         if way == 'follow':

@@ -21,7 +21,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._zfs_metrics import 
 
 PREFIX = 'nomad_zfs_csi_follow_'
 # Nomad makes a node's ID a UUID, but takes any text from a client that registers: only a UUID names a file.
-UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
+UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z')
 
 
 def file_name(node_id):

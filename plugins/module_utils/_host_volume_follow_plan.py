@@ -176,7 +176,8 @@ def wait_within(plan, limit):
 
 def the_node(nodes, name):
     """The one node of that name or ID, or the refusal that names the field."""
-    named = [n for n in nodes if name in (n.get('Name'), n.get('ID'))]
+    # By ID first: a client names itself, and could take another node's ID as its name.
+    named = [n for n in nodes if n.get('ID') == name] or [n for n in nodes if n.get('Name') == name]
     if len(named) != 1:
         raise PlanError(
             'Nomad has %s node %s; name one of `nomad node status` (node).'

@@ -44,7 +44,6 @@ def record(p, plan, now):
         source_node_id=plan['source']['id'],
         volume=json.dumps(plan['volume'], sort_keys=True),
         jobs=json.dumps(plan['jobs']),
-        job_versions=json.dumps(plan.get('job_versions') or {}, sort_keys=True),
         data=json.dumps(plan['data'], sort_keys=True),
         started=str(int(now)),
         done='',
@@ -112,14 +111,16 @@ def resume(p, items, volumes, target):
         )
     vol = _loaded(p, items, 'volume', dict)
     jobs = _loaded(p, items, 'jobs', list)
-    if not all(isinstance(job, str) for job in jobs):
-        mismatch(p, 'jobs', items['jobs'], 'this collection writes a list of job IDs there')
-    # A journal of a release before job_versions runs its jobs again as Nomad stores them.
-    versions = _loaded(p, items, 'job_versions', dict) if 'job_versions' in items else {}
-    if not all(
-        job in jobs and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for job, v in versions.items()
+    if not all(isinstance(job, str) and '/' not in job for job in jobs):
+        mismatch(p, 'jobs', items['jobs'], 'this collection writes a list of job IDs there, none with a /')
+    # The job modify index at which the stop left each job (-1: stopped already), recorded with the stop; a journal
+    # without it (a stop not recorded yet, or a release before it) runs the jobs again as Nomad stores them.
+    stopped = _loaded(p, items, 'stopped', dict) if 'stopped' in items else None
+    if stopped is not None and (
+        sorted(stopped) != sorted(jobs)
+        or not all(isinstance(i, int) and not isinstance(i, bool) and i >= -1 for i in stopped.values())
     ):
-        mismatch(p, 'job_versions', items['job_versions'], "this collection writes each stopped job's version there")
+        mismatch(p, 'stopped', items['stopped'], 'this collection writes the index each of its jobs was stopped at')
     # Whole seconds, and no more digits than a time the final snapshot's name can be formatted from.
     if not re.match(r'[0-9]{1,11}\Z', items.get('started') or '0'):
         mismatch(p, 'started', repr(items.get('started')), 'this collection writes the seconds since 1970 there')
@@ -152,7 +153,7 @@ def resume(p, items, volumes, target):
         volume=vol,
         fence=_loaded(p, items, 'fence', dict) if failover else None,
         jobs=jobs,
-        job_versions=versions,
+        stopped=stopped,
         data=_loaded(p, items, 'data', dict),
         source_node_id=items.get('source_node_id'),
         steps=left,

@@ -257,17 +257,6 @@ def plan_data(p, vol, source, target, source_read, target_read, now=0):
     return _named(p, source_parent, target_read, source_read, now, replica)
 
 
-def job_versions(vol):
-    """{job ID: the version its allocations on the volume run}, the newest where they differ: the version a move's
-    stop stops, so that its start runs the job again only as that stop left it (nomad_job's stopped_version)."""
-    versions = {}
-    for alloc in vol.get('Allocations') or []:
-        job, version = alloc.get('JobID'), alloc.get('JobVersion')
-        if isinstance(version, int):
-            versions[job] = max(versions.get(job, version), version)
-    return versions
-
-
 def _after_each(items, steps):
     """The journal's items once each of steps is done, in order."""
     after = {}
@@ -429,7 +418,7 @@ def _plan_resumed(p, journal, volumes, nodes, node_allocations, now):
         source=source_view,
         target=summary(target),
         jobs=r['jobs'],
-        job_versions=r['job_versions'],
+        stopped=r['stopped'],
         steps=r['steps'],
         done=r['done'],
         resumed=True,
@@ -499,7 +488,7 @@ def _plan_rejoin(p, volumes, nodes):
         source=summary(back),
         target=summary(holder),
         jobs=[],
-        job_versions={},
+        stopped=None,
         steps=['turnaround'],
         resumed=False,
     )
@@ -557,20 +546,26 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
             source=summary(source),
             target=summary(target),
             jobs=[],
-            job_versions={},
+            stopped=None,
             steps=[],
             resumed=False,
         )
     refusal = _target_refusal(p, vol, source, target) or _source_refusal(p, vol, source)
     if refusal:
         refuse(refusal)
+    # A job ID is one segment of the API paths that stop and run it: one with a / would name another path.
+    slashed = sorted(set(a['job_id'] for a in allocations(vol) if '/' in (a['job_id'] or '')))
+    if slashed and not p['failover']:
+        refuse(
+            '%s is used by job %s, whose ID has a /: stop it by hand, then move the volume.' % (p['name'], slashed[0])
+        )
     result = dict(
         volume=dict(shown(vol), allocations=allocations(vol)),
         source=summary(source) if source else dict(id=vol.get('NodeID'), name='', status='gone'),
         target=summary(target),
         # A failover stops no job: Nomad places the lost node's allocations again once the volume is back.
         jobs=[] if p['failover'] else sorted(set(a['job_id'] for a in allocations(vol))),
-        job_versions={} if p['failover'] else job_versions(vol),
+        stopped=None,
         steps=['failover'] if p['failover'] else list(STEPS),
         resumed=False,
     )

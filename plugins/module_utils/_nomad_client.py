@@ -14,6 +14,11 @@ __metaclass__ = type
 
 import traceback
 
+try:
+    from urllib.parse import quote
+except ImportError:  # Python 2, which ansible-test's sanity imports still parse
+    from urllib import quote
+
 from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_needs import needed
 
 try:
@@ -33,6 +38,16 @@ try:
 except ImportError:
     HAS_NOMAD = False
     NOMAD_IMPORT_ERROR = traceback.format_exc()
+
+
+def path_segments(path):
+    """The path's segments, each percent-encoded: a name that others choose (a job ID, a variable path) stays one
+    segment, so that a `?`, `#` or `%` in it cannot add a query (another namespace) or reach another endpoint. A `.`
+    or `..` segment, which the HTTP library would fold into its parent, is refused."""
+    segments = path.strip('/').split('/')
+    if any(segment in ('.', '..') for segment in segments):
+        raise NomadError('Refused to call Nomad at a path with a . or .. segment: %s' % path)
+    return [quote(segment, safe='') for segment in segments]
 
 
 class NomadError(Exception):
@@ -83,7 +98,7 @@ class NomadClient(object):
         self.calls += 1
         try:
             resp = self._requester.request(
-                *path.strip('/').split('/'), method=method, params=query, json=json, headers=headers
+                *path_segments(path), method=method, params=query, json=json, headers=headers
             )
         except nomad.api.exceptions.URLNotFoundNomadException as e:
             if missing_ok:

@@ -45,15 +45,15 @@ def plan_job_present(job, answer):
     return Plan(steps, before='', after='\n'.join(lines) + '\n' if steps else '', predicted=verdict)
 
 
-def plan_stored_job_start(stored, stopped_version=None):
+def plan_stored_job_start(stored, stopped_index=None):
     # type: (dict, int | None) -> Plan
     """The register of a job as Nomad stored it, not stopped, as `nomad job start` does: a change only where it is
     stopped. Nomad's plan is not asked: the stored job is the one to run, and Nomad v1.11.3's plan endpoint refuses
     a workload identity (it looks its token up as an ACL token's secret). The register enforces the job modify index
     read, so that Nomad refuses it where the job changed after this read.
 
-    With stopped_version, nothing changes where the job is no longer what that stop left (changed_since_stop)."""
-    left = changed_since_stop(stored, stopped_version)
+    With stopped_index, nothing changes where the job is no longer what that stop left (changed_since_stop)."""
+    left = changed_since_stop(stored, stopped_index)
     steps = []
     if stored.get('Stop') and not left:
         body = {'Job': dict(stored, Stop=False), 'EnforceIndex': True, 'JobModifyIndex': stored.get('JobModifyIndex')}
@@ -67,21 +67,24 @@ def plan_stored_job_start(stored, stopped_version=None):
     )
 
 
-def changed_since_stop(stored, stopped_version):
+def changed_since_stop(stored, stopped_index):
     # type: (dict, int | None) -> str | None
-    """Why a job is not run again as the stop of its version stopped_version left it, or None where it is (or no
-    version is given). A stop registers the job once more, with Stop set, as the next version; a job stopped at any
-    other version was registered since by someone else, whose change the stopper (a move, on the mover's token) must
-    not submit with its own rights. A job purged since is gone for good."""
-    if stopped_version is None:
+    """Why a stopped job is not run again as the stop that left it at job modify index stopped_index left it, or None
+    where it is (or no index is given). Nomad gives each write of a job a new index, which no register, revert or
+    purge and register again reproduces: a job stopped at any other index was stopped, or changed, by someone else,
+    whose change the stopper (a move, on the mover's token) must not submit with its own rights. A stop that the
+    stopper did not make (stopped_index -1: the job was stopped already) is not its to undo either."""
+    if stopped_index is None or not stored.get('Stop'):
         return None
-    if 'Version' not in stored:
-        return 'job %s is no longer registered: it was purged since the stop' % stored['ID']
-    if stored.get('Stop') and stored['Version'] != stopped_version + 1:
+    if stopped_index < 0:
         return (
-            'job %s is stopped at version %s, not at %d as its stop from version %d left it: it was changed since, and '
-            'is left for its owner to run (nomad job start)'
-            % (stored['ID'], stored['Version'], stopped_version + 1, stopped_version)
+            'job %s was stopped already, not by this stop: it is left for its owner to run (nomad job start)'
+            % (stored['ID'])
+        )
+    if stored.get('JobModifyIndex') != stopped_index:
+        return (
+            'job %s is stopped at job modify index %s, not at %d where its stop left it: it was changed since, and is '
+            'left for its owner to run (nomad job start)' % (stored['ID'], stored.get('JobModifyIndex'), stopped_index)
         )
     return None
 
@@ -102,7 +105,6 @@ def plan_job_absent(job_id, current, purge):
 
 
 def status(job):
-    # A job Nomad does not have, or that load_stored stood in for ({'ID': ...}).
-    if not job or 'Version' not in job:
+    if not job:
         return 'not registered'
     return 'stopped' if job.get('Stop') else 'running'

@@ -156,15 +156,14 @@ jobs:
   type: list
   elements: str
   sample: [pgdata-db]
-job_versions:
+stopped:
   description:
-    - The version of each of RV(jobs) that the move stops, as its allocations on the volume run it (the newest).
-      The start runs a job again only as that stop left it
-      (O(nomad_zfs.csi.nomad_job#module:stopped_version)).
-    - Empty for a move whose journal was written before this was recorded.
+    - For a move under way whose stop is recorded, the job modify index at which its stop left each of RV(jobs)
+      (V(-1) for one that was stopped already); the start runs a job again only as that stop left it
+      (O(nomad_zfs.csi.nomad_job#module:stopped_index)). Null for a new move, and where the journal holds none.
   returned: success
   type: dict
-  sample: {"pgdata-db": 4}
+  sample: {"pgdata-db": 8841}
 data:
   description:
     - With O(target_read), the datasets of the move. C(dataset) is the volume's on the source, C(source_parent) and

@@ -41,13 +41,15 @@ options:
       - The register enforces the job modify index read, so that Nomad refuses it where the job changed meanwhile.
     type: str
     version_added: 0.2.0
-  stopped_version:
+  stopped_index:
     description:
-      - With O(job_id) and O(state=present), the version the job had when it was stopped, as the one who stopped it
-        recorded it (a move's journal). It runs again only as that stop left it, stopped at the next version (a
-        stop registers the job once more, with C(Stop) set).
-      - A job changed since (stopped at another version), or purged, is left alone, and RV(left_alone) says why.
-        Whoever stopped it then does not submit, with its own rights, what someone else registered.
+      - With O(job_id) and O(state=present), the job modify index at which a stop left the job, as the one who
+        stopped it recorded it (RV(job_modify_index) of O(state=absent); a move's journal keeps it). It runs again
+        only as that stop left it. Nomad gives each write of a job a new index, so a job stopped or changed since by
+        anyone else (another index), or purged, is left alone, and RV(left_alone) says why. Whoever stopped it then
+        does not submit, with its own rights, what someone else registered.
+      - V(-1) means that the stop found the job stopped already, so that it is not the stopper's to run, and is left
+        alone.
     type: int
     version_added: 0.2.0
   variables:
@@ -157,12 +159,19 @@ allocations:
   elements: dict
   sample: [{"id": "7a4c...", "node": "storage-1", "client_status": "running", "healthy": true}]
 left_alone:
-  description: Why the job was not run again (O(stopped_version)), where it was changed or purged since its stop.
-  returned: when O(stopped_version) is given and the job is not what its stop left
+  description: Why the job was not run again (O(stopped_index)), where it was changed, stopped by another or purged.
+  returned: when O(stopped_index) is given and the job is not what its stop left
   type: str
   sample: >-
-    job pgdata-db is stopped at version 7, not at 5 as its stop from version 4 left it: it was changed since, and is
-    left for its owner to run (nomad job start)
+    job pgdata-db is stopped at job modify index 9120, not at 8841 where its stop left it: it was changed since, and
+    is left for its owner to run (nomad job start)
+job_modify_index:
+  description:
+    - With O(state=absent) and not O(purge), the job modify index at which this stop left the job, for a later
+      O(stopped_index). V(-1) where the job was stopped already (this task stopped nothing), and in check mode.
+  returned: when O(state=absent), not O(purge), and the job is registered
+  type: int
+  sample: 8841
 """
 
 import json
@@ -323,7 +332,7 @@ def load_stored(module):
     job = client.get('job/' + p['job_id'], missing_ok=True)
     if job:
         return job
-    if p['state'] == 'present' and p['stopped_version'] is None:
+    if p['state'] == 'present' and p['stopped_index'] is None:
         raise PlanError(
             'job_id: Nomad has no job %s in namespace %s to start; give src or content to run a new job, or the '
             'namespace it is in.' % (p['job_id'], client.namespace)
@@ -363,10 +372,10 @@ def main():
             wait_timeout=dict(type='int', default=300),
             variables=dict(type='dict', default={}, no_log=True),
             variable_files=dict(type='list', elements='path', default=[]),
-            stopped_version=dict(type='int'),
+            stopped_index=dict(type='int'),
         ),
         required_one_of=[('src', 'content', 'job_id')],
-        required_by={'stopped_version': 'job_id'},
+        required_by={'stopped_index': 'job_id'},
         mutually_exclusive=[('src', 'content', 'job_id')],
         supports_check_mode=True,
     )
@@ -380,9 +389,13 @@ def converge(module, job):
     job_id = job['ID']
     result = dict(job_id=job_id, namespace=client.namespace)
     if p['state'] == 'absent':
-        plan = plan_job_absent(job_id, client.get('job/' + job_id, missing_ok=True), p['purge'])
-        module.apply(plan.steps)
+        current = client.get('job/' + job_id, missing_ok=True)
+        plan = plan_job_absent(job_id, current, p['purge'])
+        answers = module.apply(plan.steps)
         result.update(changed=bool(plan.steps), version=plan.predicted)
+        if current and not p['purge']:
+            # The index this stop left the job at, for a later start of it (stopped_index); -1: stopped already.
+            result['job_modify_index'] = answers[0].get('JobModifyIndex', -1) if answers else -1
         if module._diff:
             result['diff'] = dict(before=plan.before, after=plan.after)
         if p['wait'] and not module.check_mode:
@@ -390,8 +403,10 @@ def converge(module, job):
         return result
 
     if p['job_id']:
-        plan = plan_stored_job_start(job, p['stopped_version'])
-        left = changed_since_stop(job, p['stopped_version'])
+        plan = plan_stored_job_start(job, p['stopped_index'])
+        left = changed_since_stop(job, p['stopped_index'])
+        if 'Version' not in job:
+            left = 'job %s is no longer registered: it was purged since the stop' % job_id
         if left:
             # Not this stopper's to run, nor to wait for.
             result.update(changed=False, plan_diff_type='None', version=job.get('Version', -1), left_alone=left)

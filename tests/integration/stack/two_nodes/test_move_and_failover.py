@@ -8,6 +8,7 @@ pulls A's volumes into nodeb/replica, A pulls B's into tank/it-replicas: each re
 node that adopts from it. The backups' timers are stopped for the test, which runs sanoid and the pulls itself.
 """
 
+import json
 import re
 import time
 
@@ -281,17 +282,18 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     # Meanwhile its owner changes the stopped job: another version, registered stopped. The move's start (here the
     # abort's) does not submit it with the mover's rights; it is the owner's to run again.
     job = stack.get('/v1/job/%s?namespace=%s' % (VOLUME, NAMESPACE))
+    # The journal holds where the stop left the job: the index of the move's own write of it.
+    assert json.loads(move_journal(stack)['stopped']) == {VOLUME: job['JobModifyIndex']}
     changed_job = dict(job, Stop=True, Meta=dict(job.get('Meta') or {}, changed='by-its-owner'))
-    stack.api('PUT', '/v1/jobs?namespace=%s' % NAMESPACE, {'Job': changed_job})
+    registered = stack.api('PUT', '/v1/jobs?namespace=%s' % NAMESPACE, {'Job': changed_job})
     aborted = move(stack, abort=True)
     assert aborted.returncode == 0 and 'Gave up the move of %s to %s' % (VOLUME, B_NAME) in aborted.stdout, (
         aborted.stdout
     )
-    left = 'job %s is stopped at version %d, not at %d as its stop from version %d left it' % (
+    left = 'job %s is stopped at job modify index %d, not at %d where its stop left it' % (
         VOLUME,
-        job['Version'] + 1,
-        job['Version'],
-        job['Version'] - 1,
+        registered['JobModifyIndex'],
+        job['JobModifyIndex'],
     )
     assert left in aborted.stdout, aborted.stdout[-3000:]
     assert stack.get('/v1/job/%s?namespace=%s' % (VOLUME, NAMESPACE))['Stop'] is True

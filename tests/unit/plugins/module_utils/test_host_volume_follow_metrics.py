@@ -43,5 +43,5 @@ def test_a_follow_counts_its_moves_and_names_each_volume_left_to_the_operator_wi
 def test_a_node_that_nothing_follows_has_no_file_and_only_a_uuid_names_one():
     assert render(plan(following=False)) == ''
     assert file_name(NODE_ID) == 'nomad_zfs_csi_follow_%s.prom' % NODE_ID
-    for forged in ('../../etc/cron.d/x', NODE_ID.upper(), NODE_ID + '/x', '', None):
+    for forged in ('../../etc/cron.d/x', NODE_ID.upper(), NODE_ID + '/x', NODE_ID + '\n', '', None):
         assert file_name(forged) is None

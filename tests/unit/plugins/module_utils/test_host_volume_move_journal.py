@@ -18,7 +18,6 @@ PLAN = {
     'source': {'id': 'n1', 'name': 'storage-1'},
     'volume': VOLUME,
     'jobs': ['pgdata-db'],
-    'job_versions': {'pgdata-db': 4},
     'data': {'dataset': 'tank/nomad/volumes/team-a/pgdata', 'final': 'tank/nomad/volumes/team-a/pgdata@x'},
 }
 P = {'name': 'pgdata', 'to': 'storage-2'}
@@ -47,15 +46,18 @@ def test_a_new_journal_holds_what_the_move_needs_again_as_strings():
     assert with_step(with_step(items, 'stop'), 'stop')['done'] == 'stop'
 
 
-def test_the_journal_keeps_the_version_each_job_is_stopped_at_and_refuses_a_forged_one():
-    assert resume(P, journal('stop'), ON_SOURCE, TARGET)['job_versions'] == {'pgdata-db': 4}
-    # A journal of a release before job_versions: the jobs run again as Nomad stores them.
-    older = dict(journal('stop'))
-    del older['job_versions']
-    assert resume(P, older, ON_SOURCE, TARGET)['job_versions'] == {}
-    for forged in ('{"other-job": 4}', '{"pgdata-db": -1}', '{"pgdata-db": "4"}', '{"pgdata-db": true}', '[4]'):
-        with pytest.raises(PlanError, match='job_versions'):
-            resume(P, dict(journal('stop'), job_versions=forged), ON_SOURCE, TARGET)
+def test_the_journal_keeps_where_the_stop_left_each_job_and_refuses_a_forged_record():
+    stopped = dict(journal('stop'), stopped='{"pgdata-db": 8841}')
+    assert resume(P, stopped, ON_SOURCE, TARGET)['stopped'] == {'pgdata-db': 8841}
+    # Not recorded yet (or a release before it): the jobs run again as Nomad stores them.
+    assert resume(P, journal('stop'), ON_SOURCE, TARGET)['stopped'] is None
+    forgeries = ('{"other-job": 4}', '{}', '{"pgdata-db": -2}', '{"pgdata-db": "4"}', '{"pgdata-db": true}', '[4]')
+    for forged in forgeries:
+        with pytest.raises(PlanError, match='stopped'):
+            resume(P, dict(journal('stop'), stopped=forged), ON_SOURCE, TARGET)
+    # A job ID is one segment of the paths that stop and run it.
+    with pytest.raises(PlanError, match='none with a /'):
+        resume(P, dict(journal('stop'), jobs='["db/../../job/other"]'), ON_SOURCE, TARGET)
 
 
 @pytest.mark.parametrize(

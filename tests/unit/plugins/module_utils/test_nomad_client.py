@@ -59,3 +59,33 @@ def test_validate_certs_false_wins_over_a_ca(validate_certs, ca_cert, verify):
 def test_errors_keep_the_status_and_nomads_own_text():
     error = NomadError('Nomad at x refused PUT y (500): plugin has no controller', 500, 'plugin has no controller')
     assert (error.status, error.nomad_error) == (500, 'plugin has no controller')
+
+
+def test_a_name_others_chose_stays_one_segment_of_the_path_in_its_own_namespace():
+    """A tenant's job named `db?namespace=victim` must not reach the victim's job: the request line as sent."""
+    import http.server
+    import threading
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_DELETE(self):
+            seen.append(self.path)
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/json')
+            self.end_headers()
+            self.wfile.write(b'{}')
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+    threading.Thread(target=server.handle_request, daemon=True).start()
+    addr = 'http://127.0.0.1:%d' % server.server_port
+    client = NomadClient(dict(PARAMS, namespace='tenant', nomad_addr=addr, timeout=5))
+    client.delete('job/db?namespace=victim#x%2e', params={'purge': 'false'})
+    server.server_close()
+    assert seen == ['/v1/job/db%3Fnamespace%3Dvictim%23x%252e?namespace=tenant&purge=false']
+    for dotted in ('job/..', 'var/nomad-zfs-csi/moves/../../job/x', 'job/.'):
+        with pytest.raises(NomadError, match='a . or .. segment'):
+            client.delete(dotted)

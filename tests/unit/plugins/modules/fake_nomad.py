@@ -59,6 +59,6 @@ class FakeNomad(object):
         return {'Index': self.index}
 
     def delete(self, path, params=None, missing_ok=False, headers=None):
-        self._answer('delete', path, headers, params)
+        answer = self._answer('delete', path, headers, params)
         self.objects.pop(path, None)
-        return {}
+        return {} if answer is None else answer

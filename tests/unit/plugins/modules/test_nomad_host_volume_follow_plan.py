@@ -213,6 +213,15 @@ def test_an_unknown_node_is_refused_naming_the_field(run_main, monkeypatch):
     assert result['failed'] and result['msg'].startswith('Nomad has no node nowhere; name one of'), result
 
 
+def test_a_client_named_after_another_nodes_id_does_not_hide_that_node(run_main, monkeypatch):
+    # The rulebook names the node by its ID; a client chooses its own name.
+    nomad_with(others=[node('n-x', 'n-b')], allocations=[alloc('db', 'pgdata')], volumes=[volume('pgdata')]).install(
+        monkeypatch
+    )
+    result = run_main(nomad_host_volume_follow_plan, {'node': 'n-b'})
+    assert result['node']['id'] == 'n-b' and result['following'], result
+
+
 def test_a_job_waiting_to_be_placed_takes_its_volume_and_a_job_of_two_volumes_leaves_both(run_main, monkeypatch):
     """The drain stopped db's allocation before the follow read the node, and Nomad could not place its replacement;
     a server east of UTC writes the drain's start with its offset. etl mounts two of the node's volumes."""

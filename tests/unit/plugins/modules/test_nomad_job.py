@@ -211,31 +211,48 @@ def test_a_wait_that_times_out_after_the_register_says_changed(run_main, nomad):
     assert failed['changed'] is True and failed['written'] == ['PUT jobs']
 
 
-def test_stopped_version_runs_the_job_only_as_its_stop_left_it(run_main, nomad):
-    """A move records each job's version before it stops it; the stop makes the next version. A tenant who changed
-    the job between the stop and the start (another version, still stopped; or purged) has it left alone: the mover
-    does not submit it with the mover's rights. The register enforces the modify index it read."""
-    nomad.objects['job/sleeper'] = dict(JOB, Version=5, Stop=True, JobModifyIndex=812)
-    started = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4, 'wait': False})
+def test_stopped_index_runs_the_job_only_as_its_stop_left_it(run_main, nomad):
+    """A move records the job modify index its stop left each job at. A job stopped or changed since by anyone else
+    (a register stopped, a revert, a purge and register again: each a new index), or stopped before the move's stop,
+    or purged, is left alone: the mover does not submit it with the mover's rights. The register enforces the index
+    it read."""
+    nomad.objects['job/sleeper'] = dict(JOB, Version=5, Stop=False, JobModifyIndex=800)
+    nomad.handlers[('delete', 'job/sleeper')] = lambda body, params: {'EvalID': 'e', 'JobModifyIndex': 812}
+    stopping = run_main(nomad_job, {'job_id': 'sleeper', 'state': 'absent', 'wait': False})
+    assert stopping['changed'] and stopping['job_modify_index'] == 812
+    nomad.objects['job/sleeper'] = dict(JOB, Version=6, Stop=True, JobModifyIndex=812)
+    again = run_main(nomad_job, {'job_id': 'sleeper', 'state': 'absent', 'wait': False})
+    assert again['changed'] is False and again['job_modify_index'] == -1
+    nomad.calls.clear()
+    started = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_index': 812, 'wait': False})
     [register] = nomad.writes()
     assert started['changed'] and 'left_alone' not in started
-    assert (register[2]['EnforceIndex'], register[2]['JobModifyIndex'], register[2]['Job']['Version']) == (True, 812, 5)
+    assert (register[2]['EnforceIndex'], register[2]['JobModifyIndex'], register[2]['Job']['Stop']) == (
+        True,
+        812,
+        False,
+    )
     nomad.calls.clear()
-    nomad.objects['job/sleeper'] = dict(JOB, Version=7, Stop=True, JobModifyIndex=901)
-    changed = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4}, diff=True)
+    # The owner's change, registered stopped, lands at another index, even at the version the stop made.
+    nomad.objects['job/sleeper'] = dict(JOB, Version=6, Stop=True, JobModifyIndex=901)
+    changed = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_index': 812}, diff=True)
     assert changed['changed'] is False and nomad.writes() == []
     assert changed['left_alone'] == (
-        'job sleeper is stopped at version 7, not at 5 as its stop from version 4 left it: it was changed since, and '
-        'is left for its owner to run (nomad job start)'
+        'job sleeper is stopped at job modify index 901, not at 812 where its stop left it: it was changed since, '
+        'and is left for its owner to run (nomad job start)'
     )
     assert changed['diff'] == {'before': 'job sleeper: stopped\n', 'after': 'job sleeper: stopped\n'}
+    stopped_before = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_index': -1})
+    assert (
+        stopped_before['changed'] is False and 'was stopped already, not by this stop' in stopped_before['left_alone']
+    )
     # Run by its owner since: running, nothing to do.
-    nomad.objects['job/sleeper'] = dict(JOB, Version=6, Stop=False)
-    running = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4, 'wait': False})
+    nomad.objects['job/sleeper'] = dict(JOB, Version=7, Stop=False, JobModifyIndex=950)
+    running = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_index': 812, 'wait': False})
     assert running['changed'] is False and 'left_alone' not in running
     del nomad.objects['job/sleeper']
-    purged = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_version': 4})
+    purged = run_main(nomad_job, {'job_id': 'sleeper', 'stopped_index': 812})
     assert purged['changed'] is False and purged['version'] == -1 and nomad.writes() == []
     assert purged['left_alone'] == 'job sleeper is no longer registered: it was purged since the stop'
-    refused = run_main(nomad_job, {'content': HCL, 'stopped_version': 4})
-    assert refused['failed'] and 'stopped_version' in refused['msg'] and 'job_id' in refused['msg']
+    refused = run_main(nomad_job, {'content': HCL, 'stopped_index': 812})
+    assert refused['failed'] and 'stopped_index' in refused['msg'] and 'job_id' in refused['msg']
