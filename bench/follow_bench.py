@@ -27,15 +27,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(REPO / 'tests' / 'integration' / 'stack'), str(REPO / 'tests' / 'integration'), str(HERE)]
-from move_bench import CHANGED, MIB, MOVE, WORK, Bench, Counted, clear_leftovers  # noqa: E402
+from move_bench import CHANGED, MIB, MOVE, WORK, Bench, Counted, bench_stack  # noqa: E402
 
-from conftest import HOST_VOLUMES, Stack  # noqa: E402
+from conftest import HOST_VOLUMES  # noqa: E402
 from follow_rulebook import follow_rulebook  # noqa: E402
 from host_volume_job import host_volume_job  # noqa: E402
 from node_b import HOST_VOLUMES as B_VOLUMES  # noqa: E402
 from node_b import NAME as B_NAME  # noqa: E402
 from replicating_nodes import A_PULL, B_REPLICAS, replicating_nodes  # noqa: E402
-from zfsvm_client import STOP_BACKUPS, bench_vm, pull, wait_until  # noqa: E402
+from zfsvm_client import pull, wait_until  # noqa: E402
 
 NAME = 'bench-fl'
 # B's agent serves plain HTTP at the address it advertises, while the stack's agent serves HTTPS.
@@ -136,11 +136,8 @@ def median(rows, key):
 
 
 def main():
-    vm = bench_vm()
-    vm.ending = lambda: False  # the stack's helpers ask whether pytest is about to throw the VM away
-    vm.sh(STOP_BACKUPS)
-    stack = Stack(vm)
-    clear_leftovers(stack)
+    stack = bench_stack()
+    vm = stack.vm
     order = (['manual', 'follow', 'follow', 'manual'] * ROUNDS)[: 2 * ROUNDS]
     rows = []
     with replicating_nodes(stack, pool_size='%dM' % (2 * MIB + 512)) as nodes:

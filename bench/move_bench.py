@@ -256,12 +256,19 @@ def attempt(call, *args):
     return True
 
 
-def main():
+def bench_stack():
+    """The stack of the bench's VM, the backups' timers stopped and an earlier run's leftovers gone."""
     vm = bench_vm()
     vm.ending = lambda: False  # the stack's helpers ask whether pytest is about to throw the VM away
     vm.sh(STOP_BACKUPS)
     stack = Stack(vm)
     clear_leftovers(stack)
+    return stack
+
+
+def main():
+    stack = bench_stack()
+    vm = stack.vm
     rows = []
     # nodeb holds the replica, then the adopted volume, and one rsync copy at a time.
     with replicating_nodes(stack, pool_size='%dM' % (2 * MIB + 512)) as nodes:
