@@ -195,7 +195,8 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
     Returns node (summary), following (whether a drain or a loss asks anything), kind (move, from a drained node;
     failover, from a lost one), why (when nothing follows), moves (each with name, namespace, jobs, candidates,
     resumed and fenced_in, the seconds until a lost node surely writes no more to it), fenced_in (the longest) and
-    stays (each with name, namespace, jobs that wait for it, why, and reason: one of REASONS)."""
+    stays (each with name, namespace, jobs that wait for it, why, and reason: a word for why that a rule or an alert
+    matches, one of unused, shared_jobs, not_fenced, no_node, other_kind_under_way and journal_refused)."""
     node = the_node(nodes, p['node'])
     # A lost node's volumes fail over, drained or not: it can send nothing.
     kind = 'failover' if node.get('Status') == 'down' else 'move'
@@ -259,16 +260,6 @@ def plan_follow(p, nodes, volumes, allocations, waiting_jobs, journals, now=0):
     result['fenced_in'] = max([m['fenced_in'] for m in result['moves']] or [0])
     return result
 
-
-# Why a volume stays, as a word a rule or an alert can match: what its `why` says in full.
-REASONS = (
-    'unused',  # no job wants it
-    'shared_jobs',  # its jobs use another volume of the node too
-    'not_fenced',  # its lost node may still write to it, and will not surely stop by itself
-    'no_node',  # no other node could take it
-    'other_kind_under_way',  # a move or failover of the other kind from the node is under way
-    'journal_refused',  # its journal does not hold up against Nomad
-)
 
 # Whose jobs a volume follows, as a stay says it.
 LOST_OR_DRAINED = {'move': 'of this drain', 'failover': 'lost with the node'}

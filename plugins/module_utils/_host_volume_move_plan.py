@@ -553,18 +553,19 @@ def plan_move(p, volumes, nodes, node_allocations=(), now=0, journal=None):
     refusal = _target_refusal(p, vol, source, target) or _source_refusal(p, vol, source)
     if refusal:
         refuse(refusal)
+    claims = allocations(vol)
     # A job ID is one segment of the API paths that stop and run it: one with a / would name another path.
-    slashed = sorted(set(a['job_id'] for a in allocations(vol) if '/' in (a['job_id'] or '')))
+    slashed = sorted(set(a['job_id'] for a in claims if '/' in (a['job_id'] or '')))
     if slashed and not p['failover']:
         refuse(
             '%s is used by job %s, whose ID has a /: stop it by hand, then move the volume.' % (p['name'], slashed[0])
         )
     result = dict(
-        volume=dict(shown(vol), allocations=allocations(vol)),
+        volume=dict(shown(vol), allocations=claims),
         source=summary(source) if source else dict(id=vol.get('NodeID'), name='', status='gone'),
         target=summary(target),
         # A failover stops no job: Nomad places the lost node's allocations again once the volume is back.
-        jobs=[] if p['failover'] else sorted(set(a['job_id'] for a in allocations(vol))),
+        jobs=[] if p['failover'] else sorted(set(a['job_id'] for a in claims)),
         stopped=None,
         steps=['failover'] if p['failover'] else list(STEPS),
         resumed=False,

@@ -45,24 +45,20 @@ def plan_job_present(job, answer):
     return Plan(steps, before='', after='\n'.join(lines) + '\n' if steps else '', predicted=verdict)
 
 
-def plan_stored_job_start(stored, stopped_index=None):
-    # type: (dict, int | None) -> Plan
+def plan_stored_job_start(stored):
+    # type: (dict) -> Plan
     """The register of a job as Nomad stored it, not stopped, as `nomad job start` does: a change only where it is
     stopped. Nomad's plan is not asked: the stored job is the one to run, and Nomad v1.11.3's plan endpoint refuses
     a workload identity (it looks its token up as an ACL token's secret). The register enforces the job modify index
-    read, so that Nomad refuses it where the job changed after this read.
-
-    With stopped_index, nothing changes where the job is no longer what that stop left (changed_since_stop)."""
-    left = changed_since_stop(stored, stopped_index)
+    read, so that Nomad refuses it where the job changed after this read."""
     steps = []
-    if stored.get('Stop') and not left:
+    if stored.get('Stop'):
         body = {'Job': dict(stored, Stop=False), 'EnforceIndex': True, 'JobModifyIndex': stored.get('JobModifyIndex')}
         steps = [('put', 'jobs', {'body': body})]
-    before = 'job %s: %s\n' % (stored['ID'], status(stored))
     return Plan(
         steps,
-        before=before,
-        after=before if left else 'job %s: running\n' % stored['ID'],
+        before='job %s: %s\n' % (stored['ID'], status(stored)),
+        after='job %s: running\n' % stored['ID'],
         predicted='Edited' if steps else 'None',
     )
 
@@ -73,8 +69,13 @@ def changed_since_stop(stored, stopped_index):
     where it is (or no index is given). Nomad gives each write of a job a new index, which no register, revert or
     purge and register again reproduces: a job stopped at any other index was stopped, or changed, by someone else,
     whose change the stopper (a move, on the mover's token) must not submit with its own rights. A stop that the
-    stopper did not make (stopped_index -1: the job was stopped already) is not its to undo either."""
-    if stopped_index is None or not stored.get('Stop'):
+    stopper did not make (stopped_index -1: the job was stopped already) is not its to undo either, nor a job purged
+    since (stored is then {'ID': ...} alone)."""
+    if stopped_index is None:
+        return None
+    if 'Version' not in stored:
+        return 'job %s is no longer registered: it was purged since the stop' % stored['ID']
+    if not stored.get('Stop'):
         return None
     if stopped_index < 0:
         return (

@@ -403,15 +403,13 @@ def converge(module, job):
         return result
 
     if p['job_id']:
-        plan = plan_stored_job_start(job, p['stopped_index'])
+        plan = plan_stored_job_start(job)
         left = changed_since_stop(job, p['stopped_index'])
-        if 'Version' not in job:
-            left = 'job %s is no longer registered: it was purged since the stop' % job_id
         if left:
             # Not this stopper's to run, nor to wait for.
             result.update(changed=False, plan_diff_type='None', version=job.get('Version', -1), left_alone=left)
             if module._diff:
-                result['diff'] = dict(before=plan.before, after=plan.after)
+                result['diff'] = dict(before=plan.before, after=plan.before)
             return result
     else:
         plan = plan_job_present(job, client.put('job/%s/plan' % job_id, {'Job': job, 'Diff': True}))
