@@ -147,6 +147,16 @@ def test_a_node_snapshot_is_an_event_as_a_rule_reads_one_and_needs_the_node_topi
         nomad_events.settings({'node_snapshot': 'yes'}, {})
 
 
+def test_after_a_snapshot_a_stream_with_nowhere_to_go_on_from_starts_after_it_and_replays_no_older_node_event():
+    nodes = nomad_events.settings({'topics': ['Node', 'Node:n1']}, {})
+    # The captured drain's stream, from a snapshot at index 11: only the drain's later updates go on.
+    last = nomad_events.after_snapshot(nodes, 0, 11)
+    assert [e['index'] for f in FRAMES for e in nomad_events.events_after(f, last)] == [12, 13]
+    # A cursor (or an index given) is where it goes on from; other topics' older events are in no snapshot.
+    assert nomad_events.after_snapshot(nodes, 7, 11) == 7
+    assert nomad_events.after_snapshot(nomad_events.settings({'topics': ['Node', 'Job']}, {}), 0, 11) == 0
+
+
 def test_a_node_event_whose_node_id_is_no_uuid_is_dropped_before_a_rule_hands_it_to_a_playbook(caplog):
     """A client may register any ID, and a rule passes it to a playbook as an extra var, which Ansible renders."""
     planted = "{{ lookup('pipe', 'id') }}"

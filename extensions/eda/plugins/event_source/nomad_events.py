@@ -109,6 +109,9 @@ options:
         C(Node), payload C(Node) as C(/v1/node/<id>) answers, index the node list's), once per run, after the lock
         is taken. A rule that acts on C(NodeDrain) then also acts on a drain that began while no instance ran, or
         that an instance stopped in the middle of (C(event.type == "NodeSnapshot")).
+      - With C(Node) topics only and nowhere to go on from (O(index) C(0) and no cursor of O(lock)), the stream then
+        starts after the snapshot. The older events that Nomad still buffers are in it already, or no longer true
+        (a drain since ended, a node since purged), and are not handed on.
       - Needs C(Node) in O(topics); the token needs C(node) C(read), as for that topic.
     type: bool
     default: false
@@ -224,6 +227,15 @@ def snapshot_wanted(value: Any, topics: list[str]) -> bool:
 def node_snapshot_event(node: dict[str, Any], index: int) -> dict[str, Any]:
     return {'topic': 'Node', 'type': 'NodeSnapshot', 'key': node.get('ID'), 'namespace': '', 'index': index,
             'payload': {'Node': node}}  # fmt: skip
+
+
+def after_snapshot(conf: dict[str, Any], last: int, snapshot_index: int) -> int:
+    """The last index handed on once the snapshot is: with no index to go on from (no cursor, no O(index)) and Node
+    topics only, the snapshot's. What Nomad's buffer holds from before it is in the snapshot already, or no longer
+    true (a drain since ended, a node since purged): replayed, each would run a rule again for nothing."""
+    if last or not all(topic.split(':', 1)[0] == 'Node' for topic in conf['topics']):
+        return last
+    return snapshot_index
 
 
 def stream_query(conf: dict[str, Any], index: int) -> list[tuple[str, str]]:
@@ -366,8 +378,8 @@ class Stream(object):
             resp.raise_for_status()
             return await resp.json(content_type=None), int(resp.headers.get('X-Nomad-Index') or 0)
 
-    async def snapshot(self, queue: asyncio.Queue[Any]) -> None:
-        """Each node as Nomad has it now (node_snapshot), as NodeSnapshot events."""
+    async def snapshot(self, queue: asyncio.Queue[Any]) -> int:
+        """Each node as Nomad has it now (node_snapshot), as NodeSnapshot events; the node list's index."""
         stubs, index = await self.read('/v1/nodes')
         for stub in stubs:
             event = node_snapshot_event(stub, index)
@@ -376,6 +388,7 @@ class Stream(object):
             node = (await self.read('/v1/node/' + stub['ID']))[0]
             self.lease.check(self.conf['lock'])
             await queue.put(node_snapshot_event(node, index))
+        return index
 
     def silence(self) -> Exception:
         self.silent += 1
@@ -390,7 +403,7 @@ class Stream(object):
         while True:
             try:
                 if snapshot:
-                    await self.snapshot(queue)
+                    self.last = after_snapshot(conf, self.last, await self.snapshot(queue))
                     snapshot = False
                 async for frame in self.frames():
                     pause = 1
