@@ -2,12 +2,14 @@
 # The main job on the local default stack: boot the ZFS VM and a Nomad dev agent in
 # it, run site.yml twice (the second run must report changed=0 on every host), then
 # show the delegation, the dataset democratic-csi made for volume demo, and a
-# workload's file surviving into a second allocation on that dataset; then the same
-# on a dynamic host volume that the zfs-dataset plugin made (no CSI). Between the two, the file of volume demo
-# is read from its replica on pool backup, which the VM, its own standby, pulled (zfs_replication).
+# workload's file surviving into a second allocation on that dataset, and read from its replica on pool backup,
+# which the VM, its own standby, pulled (zfs_replication). Last, ZFS without CSI: a dynamic host volume that the
+# zfs-dataset plugin made on a second client follows its job to the first one when its client is drained
+# (scripts/demo_follow.py).
 # Nomad's ACLs are on: site.yml uses the management token only to make the tokens (nomad_access); the
 # plugins are deployed on the operators' tokens, and everything after site.yml here runs on tenant
-# demo's submitter token, in namespace demo, except the host volume's create and delete (its operator's).
+# demo's submitter token, in namespace demo, except the host volume's create and delete (its operator's), the
+# drain (the admin's, who runs `nomad node drain`) and the follow (the mover's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
@@ -39,7 +41,6 @@ bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquo
 eval "$(bash scripts/nomad-dev.sh env)"
 # The admin hands each their token, out of the variables nomad_access wrote them to.
 secret() { NOMAD_TOKEN=$(bash scripts/nomad-dev.sh token) "$CACHE/bin/nomad" var get -item=secret "nomad-access/tokens/$1"; }
-host_volume_operator=$(secret host-volume-operator)
 csi_operator=$(secret csi-operator)
 NOMAD_TOKEN=$(secret demo-submitter)
 export NOMAD_TOKEN NOMAD_NAMESPACE=demo
@@ -105,20 +106,8 @@ r = json.loads(sys.stdin.read().split("=> ", 1)[1])
 [demo] = [v for v in r["volumes"] if v["name"] == "tank/nomad/csi/demo"]
 print("recovery point: volume demo is %s s behind on the replica, the worst of tank/nomad/csi %s s (zfs_replication_info)"
       % (demo["lag_seconds"], r["lag_seconds"]))'
-echo "--- ZFS without CSI: host volume demo-hv through the zfs-dataset plugin (nomad_host_volume)"
-NOMAD_TOKEN=$host_volume_operator nomad_module nomad_host_volume \
-  '{"name": "demo-hv", "namespace": "demo", "capacity_max": "256M", "parameters": {"compression": "zstd"}}' \
-  | python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["changed"], r["volume"]["host_path"], r["volume"]["state"])'
-bash tests/zfsvm/zfsvm.sh ssh /usr/sbin/zfs get -H -o name,property,value refquota,compression,nomad-zfs-csi:host-volume-id \
-  tank/nomad/volumes/demo/demo-hv || { echo "demo: no dataset for host volume demo-hv" >&2; exit 1; }
-hv_written=$(run_workload write volume=demo-hv volume_type=host); echo "write allocation: $hv_written"
-hv_read=$(run_workload read volume=demo-hv volume_type=host); echo "read allocation:  $hv_read"
-if [ -z "$hv_written" ] || [ "$hv_written" != "$hv_read" ]; then
-  echo "demo: host volume demo-hv: read back differs from what was written" >&2; exit 1
-fi
-"$CACHE/bin/nomad" job stop -purge demo-workload >/dev/null
-# The dev agent forgets its volumes when it restarts, and the plugin never adopts a dataset marked with
-# another volume's ID; so the demo deletes its host volume again (the plugin destroys the dataset).
-NOMAD_TOKEN=$host_volume_operator nomad_module nomad_host_volume '{"name": "demo-hv", "namespace": "demo", "state": "deleted"}' \
-  | python3 -c 'import json, sys; print("deleted:", json.load(sys.stdin)["changed"])'
-echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; in namespace demo, on its submitter's token, CSI volume demo and host volume demo-hv each kept a workload's file; the standby's pull carried volume demo's to pool backup)"
+# ZFS without CSI, on two clients: host volume demo-hv follows its job when its node is drained (scripts/demo_follow.py
+# says how; a second client joins for it and leaves again).
+# It takes each token from its variable itself: none of this shell's environment.
+env -u NOMAD_TOKEN -u NOMAD_NAMESPACE .venv/bin/python scripts/demo_follow.py || { echo "demo: its last part, the drain, failed (scripts/demo_follow.py said why above)" >&2; exit 1; }
+echo "demo: ok (second site.yml run: changed=0 on zfsvm and nomad-dev; in namespace demo, on its submitter's token, CSI volume demo kept a workload's file, and the standby's pull carried it to pool backup; host volume demo-hv followed its job to another node when its node was drained, with its file)"

@@ -7,6 +7,7 @@ import contextlib
 
 from conftest import HOST_VOLUMES, PARENT, STACK
 from node_b import HOST_VOLUMES as B_VOLUMES
+from node_b import NAME as B_NAME
 from node_b import node_b
 from zfsvm_client import STOP_BACKUPS, changed, playbook_said
 
@@ -34,7 +35,8 @@ def replicating_nodes(stack, pool_size='512M'):
         ],
     }
     token = {'host_volume_plugin_nomad_token': stack.secret('host-volume-operator')}
-    [a_node] = stack.get('/v1/nodes')
+    # By name: a node B of an earlier run that was killed midway may still be registered (node_b() purges it).
+    [a_node] = [n for n in stack.get('/v1/nodes') if n['Name'] != B_NAME]
     vm.zfs('destroy', '-r', A_REPLICAS, check=False)
 
     def replicating():
