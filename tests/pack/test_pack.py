@@ -219,3 +219,20 @@ def test_the_example_inventorys_pack_variables_render_as_the_role_renders_them(t
     assert 'driver = "docker"' in node and 'democraticcsi/democratic-csi:v1.9.4' in node
     controller = jobs['controller.nomad']
     assert 'storage-1.example.internal' in controller and 'rw=@10.0.20.0/24' in controller
+
+
+def test_the_readmes_nfs_example_renders_what_the_storage_host_roles_sudo_rule_allows(tools, tmp_path):
+    """The README's NFS example, rendered as nomad-pack renders it: democratic-csi runs zfs through the wrapper that
+    inventories/example names, without sudo, and chmod through env: the storage_host role's narrow rule refuses
+    democratic-csi's own sudo (the pack's default, for a service user with full sudo)."""
+    readme = (PACK / 'README.md').read_text()
+    example = re.search(r'NFS from a storage host .*?```hcl\n(.*?)```', readme, re.S).group(1)
+    (tmp_path / 'my-nfs.hcl').write_text(example)
+    proc = render(tools, tmp_path / 'out', '-f', str(tmp_path / 'my-nfs.hcl'))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    controller = (tmp_path / 'out' / 'zfs_csi' / 'controller.nomad').read_text()
+    contract = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all.yml').read_text())
+    assert re.search(r'^ +sudoEnabled: false$', controller, re.M), controller
+    wrapper = contract['nomad_zfs_csi_storage']['zfs_cli_path']
+    assert re.search(r'^ +zfs: "%s"$' % re.escape(wrapper), controller, re.M), controller
+    assert re.search(r'^ +sudo: "/usr/bin/env"$', controller, re.M), controller
