@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 import traceback
 
 try:
@@ -127,6 +128,14 @@ class NomadClient(object):
                     'still finish there: a CSI plugin can take longer to create or snapshot a volume. '
                     'Raise timeout and run again.' % (self.addr, method.upper(), path, self.timeout)
                 )
+            unverified = _unverified_certificate(e)
+            if unverified:
+                raise NomadError(
+                    'Nomad at %s: its TLS certificate was not verified (%s). Give nomad_ca_cert (or NOMAD_CACERT) '
+                    "the CA that signed it, and a certificate that names the host of nomad_addr: Nomad's own "
+                    '`nomad tls cert create -server` names only server.<region>.nomad, localhost and 127.0.0.1; add '
+                    'that host with -additional-dnsname (or -additional-ipaddress).' % (self.addr, unverified)
+                )
             if getattr(e, 'nomad_resp', None) is None or not hasattr(e.nomad_resp, 'status_code'):
                 raise NomadError(
                     'Cannot reach Nomad at %s (%s). Check that the agent is running and that '
@@ -166,6 +175,16 @@ def _text(exc):
 
 def _body(exc):
     return _text(exc)[:500] or 'no details'
+
+
+def _unverified_certificate(exc):
+    """Why the agent's certificate failed verification (an unknown CA, a name it does not hold), or None. requests
+    wraps the ssl module's error in two layers of its own and urllib3's; their text keeps OpenSSL's reason."""
+    text = str(getattr(exc, 'nomad_resp', exc))
+    if 'CERTIFICATE_VERIFY_FAILED' not in text:
+        return None
+    reason = re.search(r'certificate verify failed: (.*?)\s*\(_ssl\.c', text)
+    return reason.group(1).strip() if reason else 'CERTIFICATE_VERIFY_FAILED'
 
 
 def _first_line(exc):

@@ -8,7 +8,7 @@ nothing."""
 import pytest
 
 from acl_agent import access_play, tls_acl_agent
-from zfsvm_client import changed
+from zfsvm_client import ansible_env, changed, run_local_module
 
 
 def play(tls, tenant, **role_vars):
@@ -46,3 +46,20 @@ def test_without_a_client_certificate_the_role_stops_and_changes_nothing(acl):
         -3000:
     ]
     assert (acl.api('GET', '/v1/namespaces'), acl.api('GET', '/v1/acl/policies')) == before
+
+
+def test_a_certificate_of_a_ca_not_given_is_named_as_such_with_the_fix_not_as_unreachable(acl):
+    """Nomad's own certificates, without their CA (no nomad_ca_cert, no NOMAD_CACERT): the module says that the
+    certificate was not verified and how to fix it, instead of "Cannot reach Nomad"."""
+    acl, tls = acl
+    env = ansible_env(NOMAD_ADDR=acl.address, NOMAD_TOKEN=acl.management)
+    env.pop('NOMAD_CACERT', None)
+    env.update((k, v) for k, v in acl.agent.tls_env.items() if k != 'NOMAD_CACERT')
+    refused = run_local_module(env, 'nomad_namespace', {'name': 'nzc-tls-unverified'})
+    assert refused.rc != 0
+    said = refused['msg']
+    assert said.startswith('Nomad at %s: its TLS certificate was not verified (' % acl.address), said
+    assert 'self-signed certificate' in said or 'unable to get local issuer certificate' in said, said
+    assert 'nomad_ca_cert (or NOMAD_CACERT)' in said and '-additional-dnsname' in said, said
+    assert 'Cannot reach' not in said
+    assert 'nzc-tls-unverified' not in [n['Name'] for n in acl.api('GET', '/v1/namespaces')]

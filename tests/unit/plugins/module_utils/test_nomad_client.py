@@ -1,10 +1,16 @@
 """NomadClient's errors for calls that never complete."""
 
+import json
 import socket
 
 import pytest
 
-from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import NomadClient, NomadError
+from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import (
+    NomadClient,
+    NomadError,
+    _unverified_certificate,
+)
+from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
 
 PARAMS = dict(
     namespace='default',
@@ -38,6 +44,27 @@ def test_nothing_listening_is_unreachable():
     client = NomadClient(dict(PARAMS, nomad_addr='http://127.0.0.1:%d' % port, timeout=1))
     with pytest.raises(NomadError, match='Cannot reach Nomad'):
         client.get('jobs')
+
+
+CERTIFICATE_ERRORS = json.loads((FIXTURES / 'requests_certificate_errors_2.34.2.json').read_text())
+
+
+@pytest.mark.parametrize(
+    'case, reason',
+    [
+        ('unknown_ca', 'unable to get local issuer certificate'),
+        ('name_not_in_certificate', "IP address mismatch, certificate is not valid for '127.0.0.2'."),
+    ],
+)
+def test_a_certificate_that_failed_verification_is_told_by_openssls_reason(case, reason):
+    """What requests said of Nomad's own certificate without its CA, and at an address it does not name (captured);
+    tests/integration/acl/test_tls.py sees the module's whole message against a real agent."""
+    assert _unverified_certificate(Exception(CERTIFICATE_ERRORS[case])) == reason
+
+
+def test_an_error_of_another_kind_is_no_certificate_failure():
+    refused = "HTTPConnectionPool(host='127.0.0.1', port=1): Max retries exceeded (Caused by NewConnectionError)"
+    assert _unverified_certificate(Exception(refused)) is None
 
 
 @pytest.mark.parametrize(
