@@ -93,6 +93,24 @@ def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(arti
         check=True,
     )
     assert list(json.loads(listed.stdout)) == [str(tmp_path / 'ansible_collections')]
+    # docs/deploy.md's commands: site.yml by its name, from the installed copy, with the example inventory; the
+    # repository's own site.yml finds no role where nothing is installed.
+    example = str(REPO / 'inventories' / 'example' / 'hosts.yml')
+    site = [str(BIN / 'ansible-playbook'), '-i', example, '--syntax-check']
+    found = subprocess.run(
+        site + ['nomad_zfs.csi.site'], capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False
+    )
+    assert found.returncode == 0, found.stdout + found.stderr
+    empty = dict(env, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / 'empty'))
+    alone = subprocess.run(
+        site + [str(REPO / 'playbooks' / 'site.yml')],
+        capture_output=True,
+        text=True,
+        env=empty,
+        cwd=str(tmp_path),
+        check=False,
+    )
+    assert "the role 'nomad_zfs.csi.storage_host' was not found" in alone.stdout + alone.stderr, alone.stderr
 
 
 def imported_distributions():
