@@ -45,7 +45,7 @@ from node_b import HOST_VOLUMES as B_VOLUMES  # noqa: E402
 from node_b import NAME as B_NAME  # noqa: E402
 from node_b import crash, node_ready, plugin_role, task_pids  # noqa: E402
 from node_b import start as start_b  # noqa: E402
-from replicating_nodes import A_PULL, A_REPLICAS, B_REPLICAS, replicating_nodes  # noqa: E402
+from replicating_nodes import A_PULL, A_REPLICAS, B_REPLICAS, replicating_nodes, snapshot_now  # noqa: E402
 from zfsvm_client import pull, wait_until  # noqa: E402
 
 NAME = 'bench-fl'
@@ -103,7 +103,7 @@ class FollowBench(Bench):
         self.stack.api('PUT', '/v1/jobs', host_volume_job(NAME, NAME, 'sleep 3600', sticky=True))
         wait_until(lambda: self.running_on(NAME, self.b), timeout=300, why='job %s on B' % NAME)
         self.sh('head -c %dM /dev/urandom > %s/data && sync' % (MIB, path))
-        self.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % B_VOLUMES)
+        snapshot_now(self.vm, B_VOLUMES)
         pull(self.vm, A_PULL)
         self.change(path)
 
@@ -145,7 +145,7 @@ class FollowBench(Bench):
         self.stack.api('PUT', '/v1/jobs', host_volume_job(name, name, WRITER, sticky=True))
         [first] = wait_until(lambda: self.running_on(name, self.b), timeout=300, why='job %s on B' % name)
         self.sh('head -c %dM /dev/urandom > %s/data && sync' % (MIB, path))
-        self.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % B_VOLUMES)
+        snapshot_now(self.vm, B_VOLUMES)
         pull(self.vm, A_PULL)
         self.change(path)
         lost = 'The loss of %s:' % B_NAME
@@ -166,10 +166,8 @@ class FollowBench(Bench):
         # goes on writing.
         on_b = self.beats('/%s/default/%s' % (B_VOLUMES, name))
         on_a = wait_until(
-            lambda: (
-                [b for b in self.beats('/%s/default/%s' % (HOST_VOLUMES, name)) if b[1] != first['ID']]
-                and self.beats('/%s/default/%s' % (HOST_VOLUMES, name))
-            ),
+            lambda: self.beats('/%s/default/%s' % (HOST_VOLUMES, name)),
+            done=lambda beats: any(alloc != first['ID'] for _t, alloc in beats),
             timeout=60,
             why='a beat on A',
         )

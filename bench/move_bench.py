@@ -36,7 +36,7 @@ sys.path[:0] = [str(REPO / 'tests' / 'integration' / 'stack'), str(REPO / 'tests
 from conftest import HOST_VOLUMES, Stack  # noqa: E402
 from host_volume_job import host_volume_job  # noqa: E402
 from node_b import HOST_VOLUMES as B_VOLUMES  # noqa: E402
-from replicating_nodes import A_REPLICAS, B_PULL, replicating_nodes  # noqa: E402
+from replicating_nodes import A_REPLICAS, B_PULL, replicating_nodes, snapshot_now  # noqa: E402
 from vm_tools import install_rsync, remove_root_key, root_ssh  # noqa: E402
 from zfsvm_client import STOP_BACKUPS, bench_vm, pull, wait_until  # noqa: E402
 
@@ -148,7 +148,7 @@ class Bench:
         there), then run again: both runs are counted, from the first run's start to the job running on B."""
         name = 'bench-mv'
         path = self.held(name, sticky=True)
-        self.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % HOST_VOLUMES)
+        snapshot_now(self.vm, HOST_VOLUMES)
         started = time.monotonic()
         pull(self.vm, B_PULL)
         seeded = time.monotonic() - started

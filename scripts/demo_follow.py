@@ -21,7 +21,7 @@ from conftest import HOST_VOLUMES, Stack  # noqa: E402
 from follow_rulebook import follow_rulebook  # noqa: E402
 from node_b import HOST_VOLUMES as B_VOLUMES  # noqa: E402
 from node_b import NAME as B_NAME  # noqa: E402
-from replicating_nodes import A_PULL, A_REPLICAS, replicating_nodes  # noqa: E402
+from replicating_nodes import A_PULL, A_REPLICAS, replicating_nodes, snapshot_now  # noqa: E402
 from zfsvm_client import booted_vm, pull, wait_until  # noqa: E402
 
 NAMESPACE, VOLUME, JOB = 'demo', 'demo-hv', 'demo-follow'
@@ -136,10 +136,10 @@ def follow(demo, rulebook, a_node, b_node):
     say("--- tenant demo's service %s on it (its submitter's token): the first allocation writes a file" % JOB)
     demo.module('nomad_job', {'src': str(SERVICE), 'namespace': NAMESPACE}, demo.submitter)
     first = wait_until(lambda: demo.allocation(b_node), timeout=120, why='%s running on %s' % (JOB, B_NAME))
-    written = wait_until(lambda: 'found: ' in demo.found(first) and demo.found(first), timeout=60, why='its file')
+    written = wait_until(lambda: demo.found(first), done=lambda said: 'found: ' in said, timeout=60, why='its file')
     say('on %s: %s' % (B_NAME, written))
     say("--- backed up: a snapshot (sanoid's, taken now), and node A's pull of node %s's volumes" % B_NAME)
-    vm.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % B_VOLUMES)
+    snapshot_now(vm, B_VOLUMES)
     pull(vm, A_PULL)
     replica = '%s/127.0.0.1/%s/%s/%s' % (A_REPLICAS, B_VOLUMES, NAMESPACE, VOLUME)
     say('the replica on node A: %s' % vm.sh('zfs list -H -t snapshot -o name %s | tail -1' % replica).stdout.strip())
@@ -150,7 +150,7 @@ def follow(demo, rulebook, a_node, b_node):
     # The job runs on A before the follow ends: the move then turns replication around.
     moved = wait_until(lambda: demo.allocation(a_node), timeout=600, why='%s running on node A' % JOB)
     seconds = time.monotonic() - started
-    found = wait_until(lambda: 'found: ' in demo.found(moved) and demo.found(moved), timeout=60, why='its file')
+    found = wait_until(lambda: demo.found(moved), done=lambda said: 'found: ' in said, timeout=60, why='its file')
     if written.split('found: ', 1)[1] != found.split('found: ', 1)[1]:
         sys.exit(
             'demo: the job on node %s found another file than the one written on %s: %s'

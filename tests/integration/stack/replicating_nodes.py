@@ -19,6 +19,11 @@ B_PULL = ('%s/127.0.0.1/%s' % (B_REPLICAS, HOST_VOLUMES)).replace('/', '_')
 A_PULL = ('%s/127.0.0.1/%s' % (A_REPLICAS, B_VOLUMES)).replace('/', '_')
 
 
+def snapshot_now(vm, parent):
+    """Every volume under parent snapshotted now, named as sanoid names its hourly snapshots (the pulls send those)."""
+    vm.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % parent)
+
+
 @contextlib.contextmanager
 def replicating_nodes(stack, pool_size='512M'):
     """Yields nodes A and B. Afterwards A's replicas are gone, B with its pool, and the backups and A's plugin are

@@ -22,7 +22,7 @@ from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import NAME as B_NAME
 from node_b import UNIT as B_UNIT
 from node_b import crash, cut_off, lose, plugin_role, reconnect, start, task_pids
-from replicating_nodes import A_PULL, A_REPLICAS, B_PULL, B_REPLICAS
+from replicating_nodes import A_PULL, A_REPLICAS, B_PULL, B_REPLICAS, snapshot_now
 from test_host_volume_plugin import MARK, props
 from zfsvm_client import changed, playbook_said, pull, wait_until
 
@@ -253,7 +253,7 @@ def test_a_planned_move_takes_the_data_and_the_job_and_turns_replication_around(
     # A snapshot of every dataset under A's parent, named as sanoid names them, then B's pull: A's volumes are
     # replicated on B. Not sanoid's own run: it takes a snapshot only where one is due. A name of this run's time,
     # since each pull leaves a bookmark named after the snapshot on the source, and a bookmark name is taken once.
-    vm.sh('zfs snapshot -r %s@autosnap_$(date -u +%%Y-%%m-%%d_%%H:%%M:%%S)_hourly' % HOST_VOLUMES)
+    snapshot_now(vm, HOST_VOLUMES)
     pull(vm, B_PULL)
     vm.sh('head -c %d /dev/urandom > /%s/since-the-pull' % (MIB, A_DATASET))
     vm.zfs('snapshot', A_DATASET + '@autosnap_2026-11-26_00:00:00_hourly')
