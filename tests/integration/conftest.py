@@ -5,6 +5,7 @@ import subprocess
 
 import pytest
 
+from separate_hosts import SeparateHosts
 from zfsvm_client import ZFS_WRAPPER, ZFSVM, Vm, ansible_env, run_module_on
 
 # Whether the teardown under way is the session's last: nothing runs on the VM after it.
@@ -53,6 +54,16 @@ def vm(tmp_path_factory):
     yield machine
     if discarded:
         subprocess.run(['bash', str(ZFSVM), 'stop'], check=False)
+
+
+@pytest.fixture(scope='session')
+def separate_hosts(vm):
+    """The VM's separate hosts (separate_hosts.py), each booted by the first test that asks for it, and all gone at
+    the end unless the VM is."""
+    hosts = SeparateHosts(vm)
+    yield hosts
+    if not vm.ending():
+        hosts.down()
 
 
 @pytest.fixture(scope='session')

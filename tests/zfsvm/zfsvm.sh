@@ -122,10 +122,11 @@ SRC
 # (Debian's kernel has it on, and docker loads its default profile with apparmor_parser), targetcli-fb (the LIO
 # iSCSI target's tool, for the zfs-generic-iscsi driver's storage host) and dbus (targetcli asks the system bus for
 # tcmu-runner's backstores, and fails without one), open-iscsi (the node's initiator, which democratic-csi's node
-# runs through chroot /host), prometheus-node-exporter (which the zfs_metrics role would install), and the images of
-# tests/zfsvm/images.sh imported under the names the tests use. Kept apart from the base image, whose DKMS build
+# runs through chroot /host), prometheus-node-exporter (which the zfs_metrics role would install), systemd-container
+# (systemd-nspawn: the separate hosts of tests/zfsvm/hosts.sh), and the images of tests/zfsvm/images.sh imported under
+# the names the tests use. Kept apart from the base image, whose DKMS build
 # takes most of twenty minutes; keyed by the base image, this recipe and the images.
-LAYER_PACKAGES="docker.io apparmor targetcli-fb dbus open-iscsi prometheus-node-exporter"
+LAYER_PACKAGES="docker.io apparmor targetcli-fb dbus open-iscsi prometheus-node-exporter systemd-container"
 DCSI_IMAGE=democraticcsi/democratic-csi:v1.9.4-local
 BUSYBOX_IMAGE=nzc/busybox:local
 
@@ -265,6 +266,7 @@ boot_once() {
     -drive file="$RUN_DIR/pool.img",format=raw,if=virtio \
     -drive file="$tools",format=raw,if=virtio,readonly=on \
     -drive file="$RUN_DIR/backup.img",format=raw,if=virtio \
+    -drive file="$LAYER_DIR/root.qcow2",format=qcow2,if=virtio,readonly=on \
     -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$port-:22,hostfwd=tcp:127.0.0.1:$NOMAD_PORT-:$NOMAD_PORT,hostfwd=tcp:127.0.0.1:$rpc_port-:$rpc_port" \
     -device virtio-net-pci,netdev=n0 \
     -display none -serial file:"$RUN_DIR/console.log" -daemonize -pidfile "$RUN_DIR/qemu.pid" 9>&-

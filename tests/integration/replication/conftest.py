@@ -5,18 +5,43 @@ import pytest
 
 from zfsvm_client import BIN, ansible_env, mitogen_env
 
+PRIMARY, STANDBY = 'storage-1.example.internal', 'backup-1.example.internal'
 
-@pytest.fixture
-def play(vm, tmp_path):
-    """The zfs_replication role against the VM with these variables, under mitogen like the other roles' tests."""
+
+def playbook(inventory, hosts, tmp_path):
+    """Runs the zfs_replication role on hosts of inventory with these variables, under mitogen like the other roles'
+    tests; the run's CompletedProcess."""
     book = tmp_path / 'play.yml'
-    book.write_text('- hosts: zfs\n  gather_facts: false\n  roles: [nomad_zfs.csi.zfs_replication]\n')
+    book.write_text('- hosts: %s\n  gather_facts: false\n  roles: [nomad_zfs.csi.zfs_replication]\n' % hosts)
 
     def run(variables, *flags):
         extra = tmp_path / 'vars.json'
         extra.write_text(json.dumps(variables))
-        argv = [str(BIN / 'ansible-playbook'), '-i', str(vm.inventory), str(book), '-e', '@%s' % extra]
+        argv = [str(BIN / 'ansible-playbook'), '-i', str(inventory), str(book), '-e', '@%s' % extra]
         env = ansible_env(**mitogen_env())
         return subprocess.run(argv + list(flags), env=env, capture_output=True, text=True, timeout=900, check=False)
 
     return run
+
+
+@pytest.fixture
+def play(vm, tmp_path):
+    """The zfs_replication role against the VM with these variables."""
+    return playbook(vm.inventory, 'zfs', tmp_path)
+
+
+@pytest.fixture(scope='module')
+def storage_and_backup(separate_hosts, tmp_path_factory):
+    """storage-1 and backup-1, hosts of their own (separate_hosts.py), and an inventory of the two: group primary
+    and group standby."""
+    storage, backup = separate_hosts.up(PRIMARY, STANDBY)
+    inventory = separate_hosts.inventory(
+        tmp_path_factory.mktemp('hosts') / 'inventory.ini', {'primary': [storage], 'standby': [backup]}
+    )
+    return storage, backup, inventory
+
+
+@pytest.fixture
+def play_primary(storage_and_backup, tmp_path):
+    """The zfs_replication role on storage-1 with these variables."""
+    return playbook(storage_and_backup[2], 'primary', tmp_path)

@@ -8,6 +8,7 @@ import json
 import os
 
 import pytest
+from ansible.module_utils import _internal
 from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
@@ -15,8 +16,12 @@ from ansible_collections.nomad_zfs.csi.tests.unit.syslog_sink import SyslogSink,
 
 
 @pytest.fixture
-def run_main(capsys):
+def run_main(capsys, monkeypatch):
     """run_main(module, args, check=False, diff=False): the module's printed result ('failed' when it failed)."""
+    # A module's process is never the controller: once a test of this process imported controller code (a filter
+    # plugin's tests import ansible.errors), AnsibleModule.warn would print to the controller's display and leave the
+    # result without its warnings.
+    monkeypatch.setattr(_internal, 'is_controller', False)
 
     def run(module, args, check=False, diff=False):
         args = dict(args, _ansible_check_mode=check, _ansible_diff=diff)
