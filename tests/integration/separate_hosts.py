@@ -19,6 +19,7 @@ ADDRESSES = {
     'client-1.example.internal': '10.99.0.21',
     'client-2.example.internal': '10.99.0.22',
 }
+STORAGE_1, BACKUP_1 = 'storage-1.example.internal', 'backup-1.example.internal'
 # The VM on the hosts' bridge: what they see of this host's SSH, which comes through it.
 JUMP = '10.99.0.1'
 SCRIPT = '/run/nzc-hosts.sh'

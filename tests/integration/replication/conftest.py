@@ -3,9 +3,8 @@ import subprocess
 
 import pytest
 
+from separate_hosts import BACKUP_1, STORAGE_1
 from zfsvm_client import BIN, ansible_env, mitogen_env
-
-PRIMARY, STANDBY = 'storage-1.example.internal', 'backup-1.example.internal'
 
 
 def playbook(inventory, hosts, tmp_path):
@@ -34,7 +33,7 @@ def play(vm, tmp_path):
 def storage_and_backup(separate_hosts, tmp_path_factory):
     """storage-1 and backup-1, hosts of their own (separate_hosts.py), and an inventory of the two: group primary
     and group standby."""
-    storage, backup = separate_hosts.up(PRIMARY, STANDBY)
+    storage, backup = separate_hosts.up(STORAGE_1, BACKUP_1)
     inventory = separate_hosts.inventory(
         tmp_path_factory.mktemp('hosts') / 'inventory.ini', {'primary': [storage], 'standby': [backup]}
     )

@@ -6,8 +6,7 @@ share."""
 
 import pytest
 
-from conftest import PRIMARY
-from separate_hosts import JUMP
+from separate_hosts import JUMP, STORAGE_1
 from zfsvm_client import STOP_BACKUPS, changed, wait_until
 
 USER = 'zfs-replica'
@@ -16,7 +15,7 @@ KEY = '/root/.ssh/id_replica'
 SYNCOID = (
     'syncoid --no-privilege-elevation --no-sync-snap --create-bookmark --no-rollback --recvoptions=u '
     '--recursive --skip-parent --sshkey=%s --sshoption=StrictHostKeyChecking=no --sshoption=ConnectTimeout=5 '
-    '%s@%s:{src} {dst}' % (KEY, USER, PRIMARY)
+    '%s@%s:{src} {dst}' % (KEY, USER, STORAGE_1)
 )
 SOURCE = 'tank/it-src'
 
@@ -59,7 +58,7 @@ def guid(host, snapshot):
 def through_the_key(host, command, options=''):
     return host.sh(
         'ssh -i %s -o StrictHostKeyChecking=no -o BatchMode=yes -o ConnectTimeout=5 %s %s@%s %s'
-        % (KEY, options, USER, PRIMARY, command),
+        % (KEY, options, USER, STORAGE_1, command),
         check=False,
     )
 
@@ -118,7 +117,7 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(
     stolen = vm.sh(
         'ssh -i /root/.ssh/it-replica-copy -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null '
         "-o BatchMode=yes %s@%s 'zfs list %s'; rc=$?; rm -f /root/.ssh/it-replica-copy; exit $rc"
-        % (USER, PRIMARY, primary),
+        % (USER, STORAGE_1, primary),
         check=False,
     )
     assert stolen.returncode == 255 and 'Permission denied' in stolen.stderr, (JUMP, stolen)
@@ -155,7 +154,7 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(
     stalled = "'zfs send -I %s %s/v1@autosnap_3_hourly'" % (oldest, primary)
     backup.sh(
         'setsid sh -c "ssh -i %s -o StrictHostKeyChecking=no -o BatchMode=yes %s@%s %s | sleep 600" '
-        '</dev/null >/dev/null 2>&1 &' % (KEY, USER, PRIMARY, stalled)
+        '</dev/null >/dev/null 2>&1 &' % (KEY, USER, STORAGE_1, stalled)
     )
 
     def send_holds():
