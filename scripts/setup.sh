@@ -30,16 +30,16 @@ fi
 bash tests/zfsvm/zfsvm.sh build-base &
 image=$!
 
-# The venv is keyed by the requirements and the interpreter, and linked as .venv.
+# The venv is keyed by the requirements (the collection's and the tests') and the interpreter, and linked as .venv.
 py=${PYTHON:-python3}
-key=$( { cat requirements.txt; "$py" -VV; } | sha256sum | cut -c1-12)
+key=$( { cat requirements.txt requirements-test.txt; "$py" -VV; } | sha256sum | cut -c1-12)
 venv=$CACHE/venv-$key
 if [ ! -f "$venv/.complete" ]; then
   log "venv: $venv"
   # A venv records its own path, so it is built in place; the marker says it finished.
   rm -rf "$venv"; "$py" -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -r requirements.txt
+  "$venv/bin/pip" install -q -r requirements-test.txt
   touch "$venv/.complete"
 fi
 ln -sfn "$venv" .venv

@@ -43,6 +43,7 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
         'CHANGELOG.rst',
         'LICENSE',
         'changelogs',
+        'extensions',
         'meta',
         'packs',
         'playbooks',
@@ -51,6 +52,9 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     }, tops
     assert 'plugins/modules/zfs_dataset.py' in names and 'packs/zfs_csi/metadata.hcl' in names
     assert 'meta/execution-environment.yml' in names
+    # The follow controller's rulebook and event source; not the Molecule scenarios beside them.
+    assert {'extensions/eda/rulebooks/follow.yml', 'extensions/eda/plugins/event_source/nomad_events.py'} <= names
+    assert not [n for n in names if n.startswith('extensions/molecule')]
     assert not [n for n in names if n.startswith('changelogs/fragments') or n.endswith('.tar.gz')]
     assert not [n for n in names if n.startswith('packs/zfs_csi/.ci') or n.startswith('docs')]
     with tarfile.open(artifact) as tar:
@@ -63,7 +67,7 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     assert version in history['releases'] or tuple(int(n) for n in version.split('.')) > released[-1]
 
 
-def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path):
+def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path, monkeypatch):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path), ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'))
     env.pop('ANSIBLE_CONFIG', None)
     subprocess.run(
@@ -93,6 +97,16 @@ def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(arti
         check=True,
     )
     assert list(json.loads(listed.stdout)) == [str(tmp_path / 'ansible_collections')]
+    # ansible-rulebook -r nomad_zfs.csi.follow, as the follow controller's job runs it, finds the rulebook and its
+    # event source in the installed copy (ansible-rulebook's own lookup, through ansible-galaxy collection list).
+    from ansible_rulebook import collection
+    from ansible_rulebook.conf import settings
+
+    monkeypatch.setenv('ANSIBLE_COLLECTIONS_PATH', str(tmp_path))
+    monkeypatch.setattr(settings, 'ansible_galaxy_path', str(BIN / 'ansible-galaxy'))
+    collection.find_collection.cache_clear()
+    assert collection.find_collection('nomad_zfs.csi') == str(tmp_path / 'ansible_collections' / 'nomad_zfs' / 'csi')
+    assert collection.has_rulebook('nomad_zfs.csi', 'follow') and collection.has_source('nomad_zfs.csi', 'nomad_events')
     # docs/deploy.md's commands: site.yml by its name, from the installed copy, with the example inventory; the
     # repository's own site.yml finds no role where nothing is installed.
     example = str(REPO / 'inventories' / 'example' / 'hosts.yml')
