@@ -5,6 +5,7 @@ metadata lists what the modules import."""
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_docs_links import anchors
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -43,7 +45,9 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
         'CHANGELOG.rst',
         'LICENSE',
         'changelogs',
+        'docs',
         'extensions',
+        'inventories',
         'meta',
         'packs',
         'playbooks',
@@ -56,7 +60,7 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     assert {'extensions/eda/rulebooks/follow.yml', 'extensions/eda/plugins/event_source/nomad_events.py'} <= names
     assert not [n for n in names if n.startswith('extensions/molecule')]
     assert not [n for n in names if n.startswith('changelogs/fragments') or n.endswith('.tar.gz')]
-    assert not [n for n in names if n.startswith('packs/zfs_csi/.ci') or n.startswith('docs')]
+    assert not [n for n in names if n.startswith(('packs/zfs_csi/.ci', 'inventories/local'))]
     with tarfile.open(artifact) as tar:
         history = yaml.safe_load(tar.extractfile('changelogs/changelog.yaml'))
         manifest = json.load(tar.extractfile('MANIFEST.json'))
@@ -65,6 +69,26 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     version = manifest['collection_info']['version']
     released = sorted(tuple(int(n) for n in v.split('.')) for v in history['releases'])
     assert version in history['releases'] or tuple(int(n) for n in version.split('.')) > released[-1]
+
+
+def test_every_relative_link_of_the_shipped_pages_resolves_in_the_artifact(artifact, tmp_path):
+    """The README, the guides and the roles' and pack's READMEs link only to what ships, and to headings there."""
+    with tarfile.open(artifact) as tar:
+        tar.extractall(tmp_path, filter='data')
+    pages = sorted(tmp_path.rglob('*.md'))
+    assert tmp_path / 'docs' / 'deploy.md' in pages and tmp_path / 'inventories' / 'example' / 'hosts.yml' in set(
+        tmp_path.rglob('*.yml')
+    )
+    broken = []
+    for page in pages:
+        for target in re.findall(r'\]\(([^)\s]+)\)', page.read_text()):
+            if re.match(r'^[a-z]+://', target):
+                continue
+            path, _hash, anchor = target.partition('#')
+            resolved = (page.parent / path).resolve() if path else page
+            if not resolved.exists() or (anchor and anchor not in anchors(resolved)):
+                broken.append('%s: %s' % (page.relative_to(tmp_path), target))
+    assert broken == []
 
 
 def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path, monkeypatch):
