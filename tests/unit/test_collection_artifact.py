@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_docs_links import anchors
+from test_docs_links import broken_links
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -79,16 +79,7 @@ def test_every_relative_link_of_the_shipped_pages_resolves_in_the_artifact(artif
     assert tmp_path / 'docs' / 'deploy.md' in pages and tmp_path / 'inventories' / 'example' / 'hosts.yml' in set(
         tmp_path.rglob('*.yml')
     )
-    broken = []
-    for page in pages:
-        for target in re.findall(r'\]\(([^)\s]+)\)', page.read_text()):
-            if re.match(r'^[a-z]+://', target):
-                continue
-            path, _hash, anchor = target.partition('#')
-            resolved = (page.parent / path).resolve() if path else page
-            if not resolved.exists() or (anchor and anchor not in anchors(resolved)):
-                broken.append('%s: %s' % (page.relative_to(tmp_path), target))
-    assert broken == []
+    assert broken_links(pages, tmp_path) == []
 
 
 def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path, monkeypatch):
