@@ -5,7 +5,6 @@ metadata lists what the modules import."""
 import ast
 import json
 import os
-import re
 import subprocess
 import sys
 import tarfile
