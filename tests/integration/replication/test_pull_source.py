@@ -10,7 +10,8 @@ from separate_hosts import JUMP, STORAGE_1
 from zfsvm_client import STOP_BACKUPS, changed, wait_until
 
 USER = 'zfs-replica'
-KEY = '/root/.ssh/id_replica'
+# Where the role's standby end keeps its key, which a primary's zfs_replication_standby_hosts reads.
+KEY = '/var/lib/zfs-replica/.ssh/id_ed25519'
 # ConnectTimeout: a pull across the partition below fails in seconds.
 SYNCOID = (
     'syncoid --no-privilege-elevation --no-sync-snap --create-bookmark --no-rollback --recvoptions=u '
@@ -42,7 +43,7 @@ def primary(vm, storage_and_backup):
     # Nothing of it mounted (-m none), in the VM or in backup-1, so that the VM can destroy it.
     vm.sh('truncate -s 512M /var/tmp/standby.img && zpool create -m none standby /var/tmp/standby.img')
     backup.sh('zfs create -p -o canmount=off -o setuid=off -o devices=off standby/replica/it-src')
-    backup.sh("ssh-keygen -q -t ed25519 -N '' -C replica@backup-1 -f %s" % KEY)
+    backup.sh("mkdir -p %s && ssh-keygen -q -t ed25519 -N '' -C replica@backup-1 -f %s" % (KEY.rsplit('/', 1)[0], KEY))
     yield SOURCE
     clean()
 
@@ -184,6 +185,13 @@ def test_syncoid_pulls_through_the_forced_command_and_nothing_else_runs(
     assert 'evil ran' not in forced.stderr + forced.stdout and command.startswith('/usr/bin/perl -T '), command
     assert 'zfs-replication-source: refused' in storage.sh('journalctl -t zfs-replication-source --no-pager').stdout
 
+    # The same key, read by storage-1 from backup-1 itself (zfs_replication_standby_hosts), where the play runs on
+    # storage-1 alone, as under --limit: the same authorised key, nothing changed.
+    keys = storage.sh('cat /var/lib/%s/.ssh/authorized_keys' % USER).stdout
+    from_the_host = dict(variables, zfs_replication_standby_keys=[], zfs_replication_standby_hosts=[backup.name])
+    assert changed(play_primary(from_the_host))[storage.name] == 0
+    assert storage.sh('cat /var/lib/%s/.ssh/authorized_keys' % USER).stdout == keys
+
     # Revoked: with no key listed, the key logs in no more.
     assert changed(play_primary(dict(variables, zfs_replication_standby_keys=[])))[storage.name] > 0
     assert through_the_key(backup, "'zfs list %s'" % primary).returncode == 255
@@ -200,4 +208,9 @@ def test_a_bad_key_or_from_is_refused_before_any_change(storage_and_backup, prim
     ):
         ran = play_primary({'zfs_replication_snapshots': [{'parent': primary}], 'zfs_replication_standby_keys': [bad]})
         assert ran.returncode != 0 and said in ran.stdout and 'changed=0' in ran.stdout, ran.stdout
+    # A standby host that has made no key (storage-1 is none): refused by name, and nothing is authorised.
+    ran = play_primary(
+        {'zfs_replication_snapshots': [{'parent': primary}], 'zfs_replication_standby_hosts': [storage.name]}
+    )
+    assert ran.returncode != 0 and '%s has no replication key' % storage.name in ran.stdout, ran.stdout
     assert storage.sh('test -e /var/lib/%s/.ssh/authorized_keys' % USER, check=False).returncode != 0

@@ -10,7 +10,7 @@ import testinfra
 PARENTS = ('tank/nomad/csi', 'tank/nomad/volumes')
 USER = 'zfs-replica'
 REPLICA_PARENT = 'backup/replica'
-# Bound to the standby's address too (the local inventory's zfs_replication_pull_from).
+# Bound to the standby's address too: the local inventory's standby host, zfsvm, at its ansible_host.
 FORCED = (
     'restrict,from="127.0.0.1",command="/usr/bin/perl -T ' + '/usr/local/libexec/nomad-zfs-csi/zfs-replication-source" '
 )
