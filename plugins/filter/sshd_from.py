@@ -67,9 +67,10 @@ def sshd_from_addresses(keys, lookups):
     unresolved = sorted(name for name in sshd_from_names(keys) if not resolved.get(name))
     if unresolved:
         raise AnsibleFilterError(
-            'zfs_replication_standby_keys: from names %s, which this host cannot resolve to an address (getent '
-            'ahosts). sshd compares addresses only (UseDNS no): make the name resolve here, in DNS or /etc/hosts, or '
-            "give the standby's address. Nothing was changed." % ', '.join(unresolved)
+            'zfs_replication_standby_keys or _hosts: from names %s, which this host cannot resolve to an address '
+            '(getent ahosts). sshd compares addresses only (UseDNS no): make the name resolve here, in DNS or '
+            "/etc/hosts, or give the standby's address. The authorised keys were left as they were."
+            % ', '.join(unresolved)
         )
     out = []
     for item in keys:
