@@ -9,7 +9,7 @@ only in the VM."""
 import shlex
 import subprocess
 
-from zfsvm_client import REPO, SSH_REUSE
+from zfsvm_client import REPO
 
 HOSTS_SH = REPO / 'tests' / 'zfsvm' / 'hosts.sh'
 ADDRESSES = {
@@ -23,6 +23,12 @@ STORAGE_1, BACKUP_1 = 'storage-1.example.internal', 'backup-1.example.internal'
 # The VM on the hosts' bridge: what they see of this host's SSH, which comes through it.
 JUMP = '10.99.0.1'
 SCRIPT = '/run/nzc-hosts.sh'
+
+
+def ssh_reuse(vm):
+    """One SSH connection per host for the whole run, as the VM's commands share theirs; the path names the VM's
+    port, since every VM's hosts have the same names (two test runs side by side would share masters)."""
+    return ['-o', 'ControlMaster=auto', '-o', 'ControlPersist=300s', '-o', 'ControlPath=/tmp/nzc-ssh-%s-%%C' % vm.port]
 
 
 def proxy_command(vm):
@@ -41,7 +47,7 @@ class Host:
     def ssh_argv(self, user='root'):
         return (
             ['ssh', '-q', '-i', self.vm.key, '-o', 'BatchMode=yes', '-o', 'ProxyCommand=' + proxy_command(self.vm)]
-            + SSH_REUSE
+            + ssh_reuse(self.vm)
             + ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '%s@%s' % (user, self.name)]
         )
 
@@ -96,7 +102,13 @@ class SeparateHosts:
             'ansible_become=true',
             'ansible_ssh_private_key_file=%s' % self.vm.key,
             'ansible_python_interpreter=/usr/bin/python3',
+            # Two handshakes on the emulated CPU, one of them with a host's sshd: more than the default 10 s when
+            # other VMs share the cores (seen with three).
+            'ansible_ssh_timeout=60',
             'ansible_ssh_common_args=\'-o ProxyCommand="%s"\'' % proxy_command(self.vm),
+            # In place of ANSIBLE_SSH_ARGS (ansible_env), whose ControlPath would be the same for every VM's hosts.
+            "ansible_ssh_args='%s'"
+            % ' '.join(ssh_reuse(self.vm) + ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null']),
         ]
         for group, hosts in groups.items():
             lines += ['[%s]' % group] + [host.name for host in hosts]

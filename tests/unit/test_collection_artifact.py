@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_docs_links import broken_links
+
+from ansible_collections.nomad_zfs.csi.tests.unit.test_docs_links import broken_links
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -81,7 +82,7 @@ def test_every_relative_link_of_the_shipped_pages_resolves_in_the_artifact(artif
     assert broken_links(pages, tmp_path) == []
 
 
-def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path, monkeypatch):
+def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(artifact, tmp_path):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path), ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'))
     env.pop('ANSIBLE_CONFIG', None)
     subprocess.run(
@@ -111,16 +112,6 @@ def test_the_installed_tarball_runs_a_module_from_an_empty_collections_path(arti
         check=True,
     )
     assert list(json.loads(listed.stdout)) == [str(tmp_path / 'ansible_collections')]
-    # ansible-rulebook -r nomad_zfs.csi.follow, as the follow controller's job runs it, finds the rulebook and its
-    # event source in the installed copy (ansible-rulebook's own lookup, through ansible-galaxy collection list).
-    from ansible_rulebook import collection
-    from ansible_rulebook.conf import settings
-
-    monkeypatch.setenv('ANSIBLE_COLLECTIONS_PATH', str(tmp_path))
-    monkeypatch.setattr(settings, 'ansible_galaxy_path', str(BIN / 'ansible-galaxy'))
-    collection.find_collection.cache_clear()
-    assert collection.find_collection('nomad_zfs.csi') == str(tmp_path / 'ansible_collections' / 'nomad_zfs' / 'csi')
-    assert collection.has_rulebook('nomad_zfs.csi', 'follow') and collection.has_source('nomad_zfs.csi', 'nomad_events')
     # docs/deploy.md's commands: site.yml by its name, from the installed copy, with the example inventory; the
     # repository's own site.yml finds no role where nothing is installed.
     example = str(REPO / 'inventories' / 'example' / 'hosts.yml')
@@ -162,3 +153,26 @@ def test_the_execution_environment_lists_what_the_modules_import():
     names = set(line.split('#')[0].split('>')[0].split('=')[0].strip() for line in listed) - {''}
     imported = imported_distributions()
     assert 'python-nomad' in imported and names == imported, (names, imported)
+
+
+def test_ansible_rulebook_finds_the_follow_rulebook_and_its_source_in_the_installed_tarball(
+    artifact, tmp_path, monkeypatch
+):
+    """ansible-rulebook -r nomad_zfs.csi.follow, as the follow controller's job runs it: its own lookup, through
+    ansible-galaxy collection list. ansible-test units' environment has no ansible-rulebook; make unit's has."""
+    collection = pytest.importorskip('ansible_rulebook.collection')
+    from ansible_rulebook.conf import settings
+
+    # The only collections path, or the install finds a copy elsewhere (ansible-lint's) and installs nothing.
+    monkeypatch.setenv('ANSIBLE_COLLECTIONS_PATH', str(tmp_path))
+    monkeypatch.delenv('ANSIBLE_CONFIG', raising=False)
+    subprocess.run(
+        [str(BIN / 'ansible-galaxy'), 'collection', 'install', str(artifact), '-p', str(tmp_path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    monkeypatch.setattr(settings, 'ansible_galaxy_path', str(BIN / 'ansible-galaxy'))
+    collection.find_collection.cache_clear()
+    assert collection.find_collection('nomad_zfs.csi') == str(tmp_path / 'ansible_collections' / 'nomad_zfs' / 'csi')
+    assert collection.has_rulebook('nomad_zfs.csi', 'follow') and collection.has_source('nomad_zfs.csi', 'nomad_events')

@@ -10,11 +10,12 @@ from zfsvm_client import BIN, ansible_env, mitogen_env, run_module_on
 def playbook(inventory, hosts, tmp_path):
     """Runs the zfs_replication role on hosts of inventory with these variables, under mitogen like the other roles'
     tests; the run's CompletedProcess."""
-    book = tmp_path / 'play.yml'
+    # A book and variables of their own per group: a test may play on both hosts.
+    book = tmp_path / ('play-%s.yml' % hosts)
     book.write_text('- hosts: %s\n  gather_facts: false\n  roles: [nomad_zfs.csi.zfs_replication]\n' % hosts)
 
     def run(variables, *flags):
-        extra = tmp_path / 'vars.json'
+        extra = tmp_path / ('vars-%s.json' % hosts)
         extra.write_text(json.dumps(variables))
         argv = [str(BIN / 'ansible-playbook'), '-i', str(inventory), str(book), '-e', '@%s' % extra]
         env = ansible_env(**mitogen_env())
