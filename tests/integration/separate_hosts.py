@@ -6,6 +6,7 @@ A dataset that a host mounted is mounted in that host alone, and only that host 
 The names are the example inventory's (inventories/example/hosts.yml), each with an address on a bridge that exists
 only in the VM."""
 
+import json
 import shlex
 import subprocess
 
@@ -20,6 +21,7 @@ ADDRESSES = {
     'client-2.example.internal': '10.99.0.22',
 }
 STORAGE_1, BACKUP_1 = 'storage-1.example.internal', 'backup-1.example.internal'
+CLIENT_1, CLIENT_2 = 'client-1.example.internal', 'client-2.example.internal'
 # The VM on the hosts' bridge: what they see of this host's SSH, which comes through it.
 JUMP = '10.99.0.1'
 SCRIPT = '/run/nzc-hosts.sh'
@@ -92,25 +94,29 @@ class SeparateHosts:
     def mend(self, host):
         self._script('mend', host.name)
 
-    def inventory(self, path, groups):
-        """An inventory of the hosts, reached as the example's are (user admin, who becomes root), through the VM.
-
-        groups maps each group to its hosts."""
-        lines = [
-            '[all:vars]',
-            'ansible_user=admin',
-            'ansible_become=true',
-            'ansible_ssh_private_key_file=%s' % self.vm.key,
-            'ansible_python_interpreter=/usr/bin/python3',
+    def connection_vars(self):
+        """How Ansible reaches the hosts as the example inventory's are reached (user admin, who becomes root),
+        through the VM as a bastion."""
+        return {
+            'ansible_user': 'admin',
+            'ansible_become': True,
+            'ansible_ssh_private_key_file': self.vm.key,
+            'ansible_python_interpreter': '/usr/bin/python3',
             # Two handshakes on the emulated CPU, one of them with a host's sshd: more than the default 10 s when
             # other VMs share the cores (seen with three).
-            'ansible_ssh_timeout=60',
-            'ansible_ssh_common_args=\'-o ProxyCommand="%s"\'' % proxy_command(self.vm),
+            'ansible_ssh_timeout': 60,
+            'ansible_ssh_common_args': '-o ProxyCommand="%s"' % proxy_command(self.vm),
             # In place of ANSIBLE_SSH_ARGS (ansible_env), whose ControlPath would be the same for every VM's hosts.
-            "ansible_ssh_args='%s'"
-            % ' '.join(ssh_reuse(self.vm) + ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null']),
-        ]
+            'ansible_ssh_args': ' '.join(
+                ssh_reuse(self.vm) + ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null']
+            ),
+        }
+
+    def inventory(self, path, groups):
+        """An inventory of the hosts (connection_vars), as JSON, which Ansible's YAML inventory reads; groups maps
+        each group to its hosts."""
+        inventory = {'all': {'vars': self.connection_vars(), 'children': {}}}
         for group, hosts in groups.items():
-            lines += ['[%s]' % group] + [host.name for host in hosts]
-        path.write_text('\n'.join(lines) + '\n')
+            inventory['all']['children'][group] = {'hosts': {host.name: {} for host in hosts}}
+        path.write_text(json.dumps(inventory, indent=1))
         return path

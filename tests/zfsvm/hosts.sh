@@ -20,8 +20,9 @@ LOWER=/var/lib/nzc-hosts/lower
 RUN=/run/nzc-hosts
 # What the image runs at boot that would act on the VM's shared kernel or pools for every host: the pools' import
 # and mounts (the VM imports them), zed, docker and the iSCSI target's and initiator's saved state. The host's
-# ifupdown would ask DHCP for an address that this script gives.
-MASKED="networking.service zfs-import-cache.service zfs-import-scan.service zfs-mount.service zfs-share.service
+# ifupdown would ask DHCP for an address that this script gives. Not zfs-share: it shares what this host mounted,
+# through the NFS server of its own network namespace, and a storage host's role runs it.
+MASKED="networking.service zfs-import-cache.service zfs-import-scan.service zfs-mount.service
 zfs-zed.service docker.service docker.socket containerd.service rtslib-fb-targetctl.service iscsid.service
 iscsid.socket open-iscsi.service prometheus-node-exporter.service console-getty.service"
 
@@ -74,19 +75,30 @@ up_one() {
   mkdir -p "$r"
   mount -t tmpfs -o size=1G,mode=0755 "nzc-$name" "$r"
   mkdir -p "$r/upper" "$r/work" "$r/root"
-  mount -t overlay -o "lowerdir=$LOWER,upperdir=$r/upper,workdir=$r/work" "nzc-$name" "$r/root"
+  # Exportable over NFS: NFSv4's pseudo root is the host's own /, which a plain overlay cannot be (mountd: "Cannot
+  # export /, possibly unsupported filesystem or fsid= required", and every client's mount failed with ENOENT).
+  mount -t overlay -o "lowerdir=$LOWER,upperdir=$r/upper,workdir=$r/work,index=on,nfs_export=on" "nzc-$name" "$r/root"
   prepare "$fqdn" "$r/root"
   # In the unit itself (--keep-unit), which has no device policy: /dev/zfs, bound in, opens. A stop kills the host
-  # at once, as a power cut would: nothing in it is kept.
-  systemd-run --quiet --unit="nzc-host-$name" --property=KillSignal=SIGKILL \
+  # at once, as a power cut would: nothing in it is kept. Two kinds of system call that nspawn's default filter
+  # refuses, which Nomad's exec driver (runc) makes for each task: the keyring's ("unable to join session keyring:
+  # ... operation not permitted") and bpf, for the task cgroup's device program ("bpf_prog_query(BPF_CGROUP_DEVICE)
+  # failed: operation not permitted"), with the capabilities that program's calls need, as a host's root has them.
+  systemd-run --quiet --collect --unit="nzc-host-$name" --property=KillSignal=SIGKILL \
     systemd-nspawn --quiet --boot --keep-unit --register=no --machine="$name" --directory="$r/root" \
-    --network-namespace-path="/run/netns/$name" --bind-ro=/opt/nzc --bind=/dev/zfs
+    --network-namespace-path="/run/netns/$name" --bind-ro=/opt/nzc --bind=/dev/zfs --system-call-filter="@keyring bpf" \
+    --capability=CAP_NET_ADMIN,CAP_BPF
 }
 
 down_one() {
   local fqdn=$1 name; name=$(short "$fqdn")
   systemctl stop "nzc-host-$name" 2>/dev/null || true
   systemctl reset-failed "nzc-host-$name" 2>/dev/null || true
+  # Until systemd let go of the unit: a unit it still holds cannot be made again ("Unit ... was already loaded").
+  local tries=30
+  while [ "$(systemctl show -P LoadState "nzc-host-$name")" != not-found ] && [ $((tries -= 1)) -gt 0 ]; do
+    sleep 1; systemctl reset-failed "nzc-host-$name" 2>/dev/null || true
+  done
   umount "$RUN/$name/root" 2>/dev/null || true
   umount "$RUN/$name" 2>/dev/null || true
   rmdir "$RUN/$name" 2>/dev/null || true

@@ -38,7 +38,7 @@ def storage_and_backup(separate_hosts, tmp_path_factory):
     separate_hosts.down(STORAGE_1, BACKUP_1)
     storage, backup = separate_hosts.up(STORAGE_1, BACKUP_1)
     inventory = separate_hosts.inventory(
-        tmp_path_factory.mktemp('hosts') / 'inventory.ini', {'primary': [storage], 'standby': [backup]}
+        tmp_path_factory.mktemp('hosts') / 'inventory.yml', {'primary': [storage], 'standby': [backup]}
     )
     return storage, backup, inventory
 

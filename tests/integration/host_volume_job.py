@@ -1,15 +1,18 @@
-"""A service job for the host volume tests: one exec task running a shell script with the volume at /data."""
+"""A service job for the volume tests: one exec task running a shell script with the volume at /data."""
 
 
-def host_volume_job(job_id, volume, script, sticky, stop_on_client_after=None, namespace='default'):
-    """stop_on_client_after, in seconds: the group's disconnect block, which a cut-off client obeys."""
+def host_volume_job(
+    job_id, volume, script, sticky, stop_on_client_after=None, namespace='default', volume_type='host', node=None
+):
+    """stop_on_client_after, in seconds: the group's disconnect block, which a cut-off client obeys. volume_type
+    csi claims a CSI volume instead; node, a node's name, is where the job must run."""
     group = {
         'Name': 'g',
         'Count': 1,
         'Volumes': {
             'data': {
                 'Name': 'data',
-                'Type': 'host',
+                'Type': volume_type,
                 'Source': volume,
                 'Sticky': sticky,
                 'AccessMode': 'single-node-writer',
@@ -27,6 +30,8 @@ def host_volume_job(job_id, volume, script, sticky, stop_on_client_after=None, n
             }
         ],
     }
+    if node:
+        group['Constraints'] = [{'LTarget': '${node.unique.name}', 'RTarget': node, 'Operand': '='}]
     if stop_on_client_after is not None:
         group['Disconnect'] = {'StopOnClientAfter': stop_on_client_after * 1000000000}
     return {

@@ -1,0 +1,150 @@
+"""inventories/example itself, converged on the separate hosts (separate_hosts.py): a Nomad server, storage-1 and
+two clients, each a host of its own with the example's name, reached by that name. The admin host is this one, as
+the example's `ansible_connection: local` says, and it reaches Nomad's API at https://nomad.example.internal:4646
+through the VM as a bastion (ssh -D, a SOCKS proxy that resolves the name where the hosts live), as a workstation
+outside the cluster's network does.
+
+A copy of the example is made as docs/deploy.md says, files and all. One file, topology.yml (a second inventory
+source), overrides what this topology must: how to reach the hosts, the secrets, and what the hosts would each have
+of their own but here share (the VM's kernel holds every host's pools: each host gets a parent of its own). Its
+pack variables add the clients' addresses, and democratic-csi from source under raw_exec, since the hosts cannot
+run Docker (nomad_agents.py)."""
+
+import os
+import shutil
+import socket
+import subprocess
+
+import pytest
+import requests
+
+from nomad_agents import NOMAD, make_tls, ready_nodes, start_client, start_server
+from separate_hosts import CLIENT_1, CLIENT_2
+from topology import DATASETS, HOSTS, topology
+from zfsvm_client import BIN, CACHE, REPO, ansible_env, changed, mitogen_env, playbook_said, wait_until
+
+
+class Cluster:
+    """The converged cluster: its hosts, the example's copy and this host's way to Nomad."""
+
+    def __init__(self, vm, hosts, inventory, tls, proxy, management):
+        self.vm, self.hosts, self.inventory, self.tls = vm, hosts, inventory, tls
+        self.proxies = {'https': proxy}
+        self.management = management
+
+    def api(self, method, path, body=None, token=None, address=NOMAD):
+        response = requests.request(
+            method,
+            address + path,
+            json=body,
+            headers={'X-Nomad-Token': token or self.management},
+            verify=str(self.tls / 'nomad-agent-ca.pem'),
+            cert=(str(self.tls / 'global-cli-nomad.pem'), str(self.tls / 'global-cli-nomad-key.pem')),
+            proxies=self.proxies,
+            timeout=120,
+        )
+        assert response.ok, '%s %s: %s %s' % (method, path, response.status_code, response.text)
+        return response.json() if response.text.strip() else None
+
+    def secret(self, token_name):
+        return self.api('GET', '/v1/var/nomad-access/tokens/' + token_name)['Items']['secret']
+
+    def env(self):
+        """What ansible-playbook, nomad-pack and the nomad CLI run with on the admin host: nomad-pack on its PATH, as
+        deploy.md says."""
+        path = '%s:%s' % (CACHE / 'bin', os.environ['PATH'])
+        return ansible_env(HTTPS_PROXY=self.proxies['https'], PATH=path, **mitogen_env())
+
+    def site(self, *flags):
+        """site.yml on the example's copy with topology.yml, as deploy.md runs it (the monitoring play has no host
+        here, and the backups are test_pull_source.py's); its CompletedProcess."""
+        argv = [str(BIN / 'ansible-playbook'), '-i', str(self.inventory / 'hosts.yml')]
+        argv += ['-i', str(self.inventory / 'topology.yml'), 'nomad_zfs.csi.site', '--skip-tags', 'backups,metrics']
+        return subprocess.run(
+            argv + list(flags), env=self.env(), capture_output=True, text=True, timeout=3600, check=False
+        )
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def socks_proxy(vm, port):
+    """ssh -D through the VM: this host's way to the hosts' names and addresses, for as long as it runs."""
+    argv = vm.ssh_argv()[:-1] + ['-o', 'ControlMaster=no', '-o', 'ExitOnForwardFailure=yes', '-N']
+    argv += ['-D', '127.0.0.1:%d' % port, 'root@127.0.0.1']
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+
+
+def bootstrap(cluster):
+    """The management token of the ACL bootstrap, or None while the proxy is not listening yet or the server has no
+    leader (500 "No cluster leader")."""
+    try:
+        response = requests.post(
+            NOMAD + '/v1/acl/bootstrap',
+            verify=str(cluster.tls / 'nomad-agent-ca.pem'),
+            cert=(str(cluster.tls / 'global-cli-nomad.pem'), str(cluster.tls / 'global-cli-nomad-key.pem')),
+            proxies=cluster.proxies,
+            timeout=120,
+        )
+    except requests.ConnectionError:
+        return None
+    return response.json()['SecretID'] if response.ok else None
+
+
+def destroy_datasets(vm):
+    """The hosts' datasets, from the VM: only once no host has them mounted (hosts down)."""
+    for dataset in DATASETS:
+        vm.zfs('destroy', '-r', dataset, check=False)
+
+
+@pytest.fixture(scope='package')
+def cluster(vm, separate_hosts, tmp_path_factory):
+    """The hosts booted afresh, Nomad running on them, and the example's copy made; nothing of the collection run
+    yet."""
+    separate_hosts.down(*reversed(HOSTS))
+    destroy_datasets(vm)
+    server, storage, client_1, client_2 = separate_hosts.up(*HOSTS)
+    work = tmp_path_factory.mktemp('cluster')
+    # The operator's part, as deploy.md says: the CA and certificates, the agents, ACLs bootstrapped.
+    tls = work / 'tls'
+    tls.mkdir()
+    make_tls(tls)
+    start_server(server, tls)
+    for client in (client_1, client_2):
+        start_client(client, tls)
+    port = free_port()
+    proxy = socks_proxy(vm, port)
+    try:
+        example = work / 'prod'
+        shutil.copytree(REPO / 'inventories' / 'example', example)
+        (example / 'files' / 'host_keys').mkdir(parents=True)
+        (example / 'files' / 'tls').mkdir()
+        for name in ('nomad-agent-ca.pem', 'global-cli-nomad.pem', 'global-cli-nomad-key.pem'):
+            shutil.copy(tls / name, example / 'files' / 'tls' / name)
+        key = example / 'files' / 'csi_ed25519'
+        subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'csi@nomad', '-f', str(key)], check=True)
+        csi_key = key.read_text()
+        key.unlink()
+        hosts = {h.name: h for h in (server, storage, client_1, client_2)}
+        made = Cluster(vm, hosts, example, example / 'files' / 'tls', 'socks5h://127.0.0.1:%d' % port, None)
+        made.management = wait_until(lambda: bootstrap(made), timeout=120, why='ACL bootstrap')
+        ready_nodes(made.api, (CLIENT_1, CLIENT_2))
+        topology(separate_hosts, example, csi_key, made.management)
+        yield made
+    finally:
+        proxy.terminate()
+        proxy.wait()
+        if not vm.ending():
+            separate_hosts.down(*reversed(HOSTS))
+            destroy_datasets(vm)
+
+
+@pytest.fixture(scope='package')
+def converged(cluster):
+    """The cluster after its first site.yml, which made everything (changed on every host)."""
+    ran = cluster.site()
+    assert changed(ran) and all(changed(ran).values()), playbook_said(ran)
+    return cluster

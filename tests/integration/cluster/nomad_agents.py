@@ -1,0 +1,144 @@
+"""The Nomad cluster of the separate hosts, as an operator runs one before the collection's first run: a server on
+nomad.example.internal, a client on each client host, over mutual TLS on every port, with ACLs on. Its certificates
+are made as docs/deploy.md says: `nomad tls ca create`, then the server's with `-additional-dnsname` for the name
+the inventory's addresses use, a client's and the CLI's. The collection does not install Nomad; this module does
+what the operator did."""
+
+import shlex
+import subprocess
+
+from separate_hosts import ADDRESSES
+from zfsvm_client import CACHE, REPO, wait_until
+
+SERVER = 'nomad.example.internal'
+NOMAD = 'https://%s:4646' % SERVER
+TLS = '/etc/nomad.d/tls'
+# What each kind of host holds of the CA's files (deploy.md's table): a client also holds the CLI certificate, with
+# which the moves ask its agent.
+SERVER_FILES = ('nomad-agent-ca.pem', 'global-server-nomad.pem', 'global-server-nomad-key.pem')
+CLIENT_FILES = (
+    'nomad-agent-ca.pem',
+    'global-client-nomad.pem',
+    'global-client-nomad-key.pem',
+    'global-cli-nomad.pem',
+    'global-cli-nomad-key.pem',
+)
+CHROOT = '/var/lib/nzc-chroot'
+
+COMMON = """data_dir             = "/var/lib/nomad"
+bind_addr            = "0.0.0.0"
+disable_update_check = true
+acl {
+  enabled = true
+}
+tls {
+  http                   = true
+  rpc                    = true
+  verify_server_hostname = true
+  verify_https_client    = true
+  ca_file                = "%(tls)s/nomad-agent-ca.pem"
+  cert_file              = "%(tls)s/global-%(role)s-nomad.pem"
+  key_file               = "%(tls)s/global-%(role)s-nomad-key.pem"
+}
+"""
+SERVER_CONFIG = """advertise {
+  http = "%(address)s"
+  rpc  = "%(address)s"
+  serf = "%(address)s"
+}
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+"""
+# The drivers as the local stack's (scripts/nomad-client-drivers.hcl): tenants' exec tasks run as nobody with no
+# capabilities, in a chroot tree of copies (scripts/exec-chroot.sh); raw_exec runs democratic-csi from the tools disk,
+# since the hosts cannot run Docker (their root is an overlay, on which dockerd's overlay2 refuses to store images).
+# The hosts have no default route, which Nomad's fingerprint looks for: the interface is named.
+CLIENT_CONFIG = """client {
+  enabled                = true
+  servers                = ["%(server)s:4647"]
+  network_interface      = "eth0"
+  host_volume_plugin_dir = "/usr/local/libexec/nomad-host-volume-plugins"
+  chroot_env = {
+    "%(chroot)s/bin"   = "/bin"
+    "%(chroot)s/lib"   = "/lib"
+    "%(chroot)s/lib64" = "/lib64"
+    "%(chroot)s/etc"   = "/etc"
+  }
+}
+telemetry {
+  collection_interval = "30s"
+}
+"""
+UNIT = """[Unit]
+Description=Nomad
+After=network-online.target
+[Service]
+ExecStart=/opt/nzc/bin/nomad agent -config /etc/nomad.d/nomad.hcl
+KillMode=process
+Restart=on-failure
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def make_tls(directory):
+    """The CA and the certificates, made in directory with this host's nomad as deploy.md says."""
+    for argv in (
+        ['ca', 'create'],
+        ['cert', 'create', '-server', '-additional-dnsname', SERVER],
+        ['cert', 'create', '-client'],
+        ['cert', 'create', '-cli'],
+    ):
+        subprocess.run([str(CACHE / 'bin' / 'nomad'), 'tls'] + argv, cwd=directory, check=True, capture_output=True)
+
+
+def install(host, tls_dir, files, config):
+    """The agent's files on host, and its unit started."""
+    tar = subprocess.run(['tar', '-C', str(tls_dir), '-cf', '-'] + list(files), capture_output=True, check=True).stdout
+    proc = subprocess.run(
+        host.ssh_argv() + ['install -d -m 700 %s && tar -C %s -xf -' % (TLS, TLS)],
+        input=tar,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    host.sh(
+        "cat > /etc/nomad.d/nomad.hcl <<'EOF'\n%s\nEOF\ncat > /etc/systemd/system/nomad.service <<'EOF'\n%s\nEOF\n"
+        'systemctl daemon-reload && systemctl enable -q --now nomad' % (config, UNIT)
+    )
+
+
+def start_server(host, tls_dir):
+    install(
+        host,
+        tls_dir,
+        SERVER_FILES,
+        COMMON % {'tls': TLS, 'role': 'server'} + SERVER_CONFIG % {'address': ADDRESSES[host.name]},
+    )
+
+
+def start_client(host, tls_dir):
+    # The exec chroot tree first: the agent fingerprints exec's chroot_env at its start.
+    script = (REPO / 'scripts' / 'exec-chroot.sh').read_text()
+    proc = subprocess.run(
+        host.ssh_argv() + ['bash -s %s' % shlex.quote(CHROOT)],
+        input=script,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    config = COMMON % {'tls': TLS, 'role': 'client'} + CLIENT_CONFIG % {'server': SERVER, 'chroot': CHROOT}
+    config += (REPO / 'scripts' / 'nomad-client-drivers.hcl').read_text()
+    install(host, tls_dir, CLIENT_FILES, config)
+
+
+def ready_nodes(api, names):
+    """The clients' nodes once each is ready, by name."""
+
+    def read():
+        return {n['Name']: n for n in api('GET', '/v1/nodes') if n['Status'] == 'ready'}
+
+    return wait_until(read, lambda nodes: set(names) <= set(nodes), timeout=300, why='nodes %s ready' % (names,))

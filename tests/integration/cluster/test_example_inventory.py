@@ -1,0 +1,121 @@
+"""inventories/example converged on hosts of their own (conftest.py): what a real cluster's names, addresses and
+certificates exercise, which the local stack's 127.0.0.1 hides (issue 56)."""
+
+import pytest
+
+from host_volume_job import host_volume_job
+from nomad_agents import NOMAD
+from separate_hosts import ADDRESSES, CLIENT_1, CLIENT_2, STORAGE_1
+from topology import STORAGE
+from zfsvm_client import changed, playbook_said, run_local_module, wait_until
+
+NAMESPACE = 'team-a'
+CSI_VOLUME, HOST_VOLUME = 'pgdata-csi', 'pgdata'
+# Each job writes its allocation's ID into its volume, then stays.
+WRITE = 'echo "$NOMAD_ALLOC_ID" > /data/proof && sleep 3600'
+
+
+def test_second_run_changes_nothing(converged):
+    ran = converged.site()
+    assert set(changed(ran).values()) == {0}, playbook_said(ran)
+
+
+def nomad_args(cluster, **args):
+    """The modules' connection options as the admin host's roles have them, then args."""
+    tls = cluster.tls
+    return {
+        'nomad_addr': NOMAD,
+        'nomad_token': cluster.management,
+        'ca_cert': str(tls / 'nomad-agent-ca.pem'),
+        'client_cert': str(tls / 'global-cli-nomad.pem'),
+        'client_key': str(tls / 'global-cli-nomad-key.pem'),
+    } | args
+
+
+def test_tls_verifies_the_servers_name_not_its_address(converged):
+    """The modules reached Nomad by the name the server's certificate holds (-additional-dnsname, deploy.md); by
+    the server's address, which the certificate does not name, they refuse it."""
+    by_address = nomad_args(converged, nomad_addr='https://%s:4646' % ADDRESSES['nomad.example.internal'])
+    result = run_local_module(converged.env(), 'nomad_namespace', dict(by_address, name=NAMESPACE))
+    assert result.failed
+    assert 'TLS certificate was not verified' in result['msg'], result
+    assert 'IP address mismatch' in result['msg'] or 'not valid for' in result['msg'], result
+
+
+def job_on(cluster, node, volume, volume_type):
+    """A tenant's job on node with volume at /data, on team-a's submitter token; its running allocation."""
+    token = cluster.secret('team-a-submitter')
+    job = host_volume_job(
+        'on-' + node.split('.', maxsplit=1)[0],
+        volume,
+        WRITE,
+        False,
+        namespace=NAMESPACE,
+        volume_type=volume_type,
+        node=node,
+    )
+    cluster.api('PUT', '/v1/jobs', job, token=token)
+
+    def running():
+        allocs = cluster.api('GET', '/v1/job/%s/allocations?namespace=%s' % (job['Job']['ID'], NAMESPACE))
+        return [a for a in allocs if a['ClientStatus'] == 'running']
+
+    [alloc] = wait_until(running, timeout=600, why='job %s running on %s' % (job['Job']['ID'], node))
+    return alloc
+
+
+@pytest.fixture(scope='module')
+def host_volume(converged):
+    """pgdata, the example tenant's host volume, made on client-2 as deploy.md says: by the host volume operator,
+    with the nomad_host_volume module."""
+    [node] = [n for n in converged.api('GET', '/v1/nodes') if n['Name'] == CLIENT_2]
+    args = nomad_args(
+        converged,
+        nomad_token=converged.secret('host-volume-operator'),
+        name=HOST_VOLUME,
+        namespace=NAMESPACE,
+        node_id=node['ID'],
+        capacity_max='1G',
+    )
+    result = run_local_module(converged.env(), 'nomad_host_volume', args)
+    assert not result.failed, result.output
+    return result
+
+
+def test_workloads_on_both_clients_use_their_volumes(converged, host_volume):
+    """The CSI volume on client-1, mounted from storage-1 by its name; the host volume on client-2. Each job's
+    write lands in its dataset, on the host that holds it."""
+    storage, client_1, client_2 = (converged.hosts[h] for h in (STORAGE_1, CLIENT_1, CLIENT_2))
+    on_1 = job_on(converged, CLIENT_1, CSI_VOLUME, 'csi')
+    on_2 = job_on(converged, CLIENT_2, HOST_VOLUME, 'host')
+
+    # client-1 mounted the volume by storage-1's name, from storage-1's address.
+    nfs = [line for line in client_1.sh('cat /proc/mounts').stdout.splitlines() if ' nfs4 ' in line]
+    assert nfs and all(line.startswith(STORAGE_1 + ':/' + STORAGE['parent'] + '/') for line in nfs), nfs
+    assert all('addr=%s' % ADDRESSES[STORAGE_1] in line for line in nfs), nfs
+    dataset = nfs[0].split()[0].split(':/', 1)[1]
+    assert storage.sh('cat /%s/proof' % dataset).stdout.strip() == on_1['ID']
+
+    proof = client_2.sh('cat /tank/client-2/volumes/%s/%s/proof' % (NAMESPACE, HOST_VOLUME), check=False)
+    assert proof.stdout.strip() == on_2['ID'], proof
+
+
+def test_volumes_are_exported_to_the_clients_addresses_only(converged, host_volume):
+    """storage-1's NFS server exports each volume to the two clients' addresses (the pack's nfs_clients), and
+    nothing else: a mount from another address on the hosts' network (the VM's, 10.99.0.1) is refused."""
+    storage = converged.hosts[STORAGE_1]
+    exported = storage.sh('exportfs -s').stdout
+    volumes = [line for line in exported.splitlines() if line.startswith('/' + STORAGE['parent'] + '/')]
+    assert volumes, exported
+    clients = {'%s/32' % ADDRESSES[CLIENT_1], '%s/32' % ADDRESSES[CLIENT_2]}
+    for line in volumes:
+        path, rest = line.split(None, 1)
+        assert {c.split('(')[0] for c in rest.split()} <= clients | {a.split('/')[0] for a in clients}, line
+    path = volumes[0].split()[0]
+    tried = converged.vm.sh(
+        'd=$(mktemp -d) && timeout 120 mount -t nfs4 -o vers=4.2 %s:%s "$d"; r=$?; umount "$d" 2>/dev/null; '
+        'rmdir "$d"; exit $r' % (STORAGE_1, path),
+        check=False,
+    )
+    assert tried.returncode != 0, tried
+    assert 'access denied' in tried.stderr, tried.stderr

@@ -1,0 +1,50 @@
+"""topology.yml, the one file by which the tests' copy of inventories/example differs from it (conftest.py), and
+the hosts it names."""
+
+import json
+
+from nomad_agents import SERVER
+from separate_hosts import ADDRESSES, CLIENT_1, CLIENT_2, STORAGE_1
+
+# Brought up in this order, and down in the reverse: a client goes while storage-1 still answers its NFS mount's
+# unmount, which a client without its server waits on for minutes (the teardown took 260 s the other way round).
+HOSTS = (SERVER, STORAGE_1, CLIENT_1, CLIENT_2)
+STORAGE = {
+    'driver': 'zfs-generic-nfs',
+    'parent': 'tank/storage-1/csi',
+    'snapshots_parent': 'tank/storage-1/csi-snapshots',
+    'zfs_cli_path': '/usr/local/libexec/nomad-zfs-csi/zfs',
+}
+# Each host's own datasets in the VM's shared pool: gone before the hosts boot, and after they are down.
+DATASETS = ('tank/storage-1', 'tank/client-1', 'tank/client-2')
+
+
+def topology(separate_hosts, example, csi_key, management):
+    """topology.yml: the one file that differs from the example."""
+    admin = {
+        'nomad_zfs_csi_storage': STORAGE,
+        'vault_nomad_management_token': management,
+        'vault_csi_ssh_private_key': csi_key,
+        'csi_plugin_pack_vars': {
+            'nfs_clients': ['%s/32' % ADDRESSES[c] for c in (CLIENT_1, CLIENT_2)],
+            'task_driver': 'raw_exec',
+            'node_path': '/opt/nzc/bin/node',
+            'democratic_csi_dir': '/opt/nzc/democratic-csi',
+            'stage_publish_base_dir': '/var/lib/nomad/client/csi/node/zfs',
+            'plugin_health_timeout': '10m',
+        },
+        # democratic-csi's start on the emulated CPU, four of them at once (the local stack's reason too).
+        'csi_plugin_wait_timeout': 900,
+    }
+    hosts = {STORAGE_1: {'nomad_zfs_csi_storage': STORAGE}, 'nomad-admin.example.internal': admin}
+    for client in (CLIENT_1, CLIENT_2):
+        short = client.split('.', maxsplit=1)[0]
+        hosts[client] = {
+            'host_volume_plugin_parent': 'tank/%s/volumes' % short,
+            'host_volume_plugin_replica_parent': 'tank/%s/replica' % short,
+        }
+    connection = separate_hosts.connection_vars()
+    # The example's own: admin, who becomes root. The admin host's interpreter is its group's, which wins.
+    for name in ('ansible_user', 'ansible_become'):
+        connection.pop(name)
+    (example / 'topology.yml').write_text(json.dumps({'all': {'vars': connection, 'hosts': hosts}}, indent=1))
