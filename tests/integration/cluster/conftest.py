@@ -32,17 +32,22 @@ class Cluster:
         self.proxies = {'https': proxy}
         self.management = management
 
-    def api(self, method, path, body=None, token=None, address=NOMAD):
-        response = requests.request(
+    def request(self, method, path, body=None, token=None):
+        """One call of Nomad's API with the admin host's CLI certificate, through the proxy; its response."""
+        headers = {'X-Nomad-Token': token or self.management} if token or self.management else {}
+        return requests.request(
             method,
-            address + path,
+            NOMAD + path,
             json=body,
-            headers={'X-Nomad-Token': token or self.management},
+            headers=headers,
             verify=str(self.tls / 'nomad-agent-ca.pem'),
             cert=(str(self.tls / 'global-cli-nomad.pem'), str(self.tls / 'global-cli-nomad-key.pem')),
             proxies=self.proxies,
             timeout=120,
         )
+
+    def api(self, method, path, body=None, token=None):
+        response = self.request(method, path, body, token)
         assert response.ok, '%s %s: %s %s' % (method, path, response.status_code, response.text)
         return response.json() if response.text.strip() else None
 
@@ -82,13 +87,7 @@ def bootstrap(cluster):
     """The management token of the ACL bootstrap, or None while the proxy is not listening yet or the server has no
     leader (500 "No cluster leader")."""
     try:
-        response = requests.post(
-            NOMAD + '/v1/acl/bootstrap',
-            verify=str(cluster.tls / 'nomad-agent-ca.pem'),
-            cert=(str(cluster.tls / 'global-cli-nomad.pem'), str(cluster.tls / 'global-cli-nomad-key.pem')),
-            proxies=cluster.proxies,
-            timeout=120,
-        )
+        response = cluster.request('POST', '/v1/acl/bootstrap')
     except requests.ConnectionError:
         return None
     return response.json()['SecretID'] if response.ok else None
