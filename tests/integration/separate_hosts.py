@@ -53,9 +53,10 @@ class Host:
             + ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '%s@%s' % (user, self.name)]
         )
 
-    def sh(self, command, check=True, user='root', timeout=300):
+    def sh(self, command, check=True, user='root', timeout=300, stdin=None):
+        """command on the host, with stdin (text) as its standard input."""
         proc = subprocess.run(
-            self.ssh_argv(user) + [command], capture_output=True, text=True, timeout=timeout, check=False
+            self.ssh_argv(user) + [command], input=stdin, capture_output=True, text=True, timeout=timeout, check=False
         )
         if check and proc.returncode != 0:
             raise AssertionError('%s: command failed (%s): %s\n%s' % (self.name, proc.returncode, command, proc.stderr))

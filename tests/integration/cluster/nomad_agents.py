@@ -96,17 +96,11 @@ def make_tls(directory):
 
 def install(host, tls_dir, files, config):
     """The agent's files on host, and its unit started."""
-    tar = subprocess.run(['tar', '-C', str(tls_dir), '-cf', '-'] + list(files), capture_output=True, check=True).stdout
-    proc = subprocess.run(
-        host.ssh_argv() + ['install -d -m 700 %s && tar -C %s -xf -' % (TLS, TLS)],
-        input=tar,
-        capture_output=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+    pem = ''.join("cat > %s/%s <<'EOF'\n%sEOF\n" % (TLS, name, (tls_dir / name).read_text()) for name in files)
     host.sh(
-        "cat > /etc/nomad.d/nomad.hcl <<'EOF'\n%s\nEOF\ncat > /etc/systemd/system/nomad.service <<'EOF'\n%s\nEOF\n"
-        'systemctl daemon-reload && systemctl enable -q --now nomad' % (config, UNIT)
+        "install -d -m 700 %s && umask 077\n%scat > /etc/nomad.d/nomad.hcl <<'EOF'\n%s\nEOF\n"
+        "cat > /etc/systemd/system/nomad.service <<'EOF'\n%s\nEOF\n"
+        'systemctl daemon-reload && systemctl enable -q --now nomad' % (TLS, pem, config, UNIT)
     )
 
 
@@ -121,15 +115,7 @@ def start_server(host, tls_dir):
 
 def start_client(host, tls_dir):
     # The exec chroot tree first: the agent fingerprints exec's chroot_env at its start.
-    script = (REPO / 'scripts' / 'exec-chroot.sh').read_text()
-    proc = subprocess.run(
-        host.ssh_argv() + ['bash -s %s' % shlex.quote(CHROOT)],
-        input=script,
-        text=True,
-        capture_output=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+    host.sh('bash -s %s' % shlex.quote(CHROOT), stdin=(REPO / 'scripts' / 'exec-chroot.sh').read_text())
     config = COMMON % {'tls': TLS, 'role': 'client'} + CLIENT_CONFIG % {'server': SERVER, 'chroot': CHROOT}
     config += (REPO / 'scripts' / 'nomad-client-drivers.hcl').read_text()
     install(host, tls_dir, CLIENT_FILES, config)

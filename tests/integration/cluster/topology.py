@@ -3,18 +3,19 @@ the hosts it names."""
 
 import json
 
+import yaml
+
 from nomad_agents import SERVER
 from separate_hosts import ADDRESSES, CLIENT_1, CLIENT_2, STORAGE_1
+from zfsvm_client import REPO
 
 # Brought up in this order, and down in the reverse: a client goes while storage-1 still answers its NFS mount's
 # unmount, which a client without its server waits on for minutes (the teardown took 260 s the other way round).
 HOSTS = (SERVER, STORAGE_1, CLIENT_1, CLIENT_2)
-STORAGE = {
-    'driver': 'zfs-generic-nfs',
-    'parent': 'tank/storage-1/csi',
-    'snapshots_parent': 'tank/storage-1/csi-snapshots',
-    'zfs_cli_path': '/usr/local/libexec/nomad-zfs-csi/zfs',
-}
+# The example's contract between the two halves, with storage-1's own parents.
+STORAGE = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all.yml').read_text())[
+    'nomad_zfs_csi_storage'
+] | {'parent': 'tank/storage-1/csi', 'snapshots_parent': 'tank/storage-1/csi-snapshots'}
 # Each host's own datasets in the VM's shared pool: gone before the hosts boot, and after they are down.
 DATASETS = ('tank/storage-1', 'tank/client-1', 'tank/client-2')
 
