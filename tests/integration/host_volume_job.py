@@ -20,6 +20,10 @@ def host_volume_job(
             }
         },
         'ReschedulePolicy': {'Attempts': 0, 'Unlimited': False},
+        # The task writes into its volume only, and little to its log. Nomad's defaults (300 MB, of which 100 MB for
+        # logs) let two such jobs beside the plugin's tasks fill the scheduler's view of a separate host's data dir,
+        # a tmpfs of 1 GiB (tests/zfsvm/hosts.sh): the next job was not placed, its disk exhausted.
+        'EphemeralDisk': {'SizeMB': 20},
         'Tasks': [
             {
                 'Name': 't',
@@ -27,6 +31,7 @@ def host_volume_job(
                 'Config': {'command': '/bin/sh', 'args': ['-c', script]},
                 'VolumeMounts': [{'Volume': 'data', 'Destination': '/data'}],
                 'Resources': {'CPU': 50, 'MemoryMB': 64},
+                'LogConfig': {'MaxFiles': 2, 'MaxFileSizeMB': 5},
             }
         ],
     }

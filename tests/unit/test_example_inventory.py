@@ -2,7 +2,9 @@
 role's argument spec knows (with the keys of its items and dictionaries, where they are literal), or a connection
 variable; and ansible-playbook accepts it for each playbook with --syntax-check."""
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,22 +62,58 @@ def test_every_variable_is_one_a_role_knows():
     assert problems == []
 
 
-@pytest.mark.parametrize('playbook', ['site.yml', 'move_host_volume.yml', 'failover_host_volume.yml'])
-def test_the_playbooks_accept_it(playbook):
+def ansible(program, *argv):
+    """An Ansible program of the venv on this checkout's collection; its output, once it succeeded."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS))
     run = subprocess.run(
-        [
-            str(BIN / 'ansible-playbook'),
-            '--syntax-check',
-            '-i',
-            str(EXAMPLE / 'hosts.yml'),
-            str(REPO / 'playbooks' / playbook),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
+        [str(BIN / program)] + list(argv), capture_output=True, text=True, env=env, timeout=120, check=False
     )
     assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+@pytest.mark.parametrize('playbook', ['site.yml', 'move_host_volume.yml', 'failover_host_volume.yml'])
+def test_the_playbooks_accept_it(playbook):
+    run = ansible(
+        'ansible-playbook', '--syntax-check', '-i', str(EXAMPLE / 'hosts.yml'), str(REPO / 'playbooks' / playbook)
+    )
     assert '[WARNING]' not in run.stderr, run.stderr
+
+
+def rendered(inventory, expression):
+    """expression templated for every host of inventory, as the roles see it: {host: value}."""
+    run = ansible('ansible', 'all', '-o', '-i', str(inventory / 'hosts.yml'), '-m', 'debug', '-a', 'msg=' + expression)
+    # One line a host: `<host> | SUCCESS => {...}`.
+    lines = (line.split(' | SUCCESS => ', 1) for line in run.stdout.splitlines())
+    return {host: json.loads(result)['msg'] for host, result in lines}
+
+
+def test_each_pull_is_of_a_parent_its_primary_snapshots_into_the_parent_its_plugin_adopts_from(tmp_path):
+    """The parents are set once (the plugin's, the storage contract's) and the replication's read them: so a copy
+    that changes a pool changes its snapshots and pulls with it, as a second inventory source does on separate
+    hosts (tests/integration/cluster)."""
+    example = tmp_path / 'prod'
+    shutil.copytree(EXAMPLE, example)
+    (example / 'files' / 'host_keys').mkdir(parents=True)
+    for host in ('storage-1', 'client-1', 'client-2'):
+        (example / 'files' / 'host_keys' / (host + '.pub')).write_text('ssh-ed25519 AAAA %s\n' % host)
+    (example / 'host_vars' / 'client-2.example.internal.yml').write_text(
+        (example / 'host_vars' / 'client-2.example.internal.yml').read_text()
+        + 'host_volume_plugin_parent: fast/volumes\nhost_volume_plugin_replica_parent: fast/replica\n'
+    )
+    hosts = rendered(
+        example,
+        '{{ {"snapshots": zfs_replication_snapshots | default([]) | map(attribute="parent"),'
+        ' "pulls": zfs_replication_pulls | default([]) | items2dict(key_name="host", value_name="parent"),'
+        ' "replicas": zfs_replication_replica_parent | default(""),'
+        ' "adopts": host_volume_plugin_replica_parent | default("")} }}',
+    )
+    assert hosts['storage-1.example.internal']['snapshots'] == ['tank/nomad/csi']
+    assert hosts['client-2.example.internal']['snapshots'] == ['fast/volumes']
+    assert hosts['client-2.example.internal']['replicas'] == 'fast/replica'
+    assert hosts['client-1.example.internal']['pulls'] == {'client-2.example.internal': 'fast/volumes'}
+    for host, said in hosts.items():
+        for primary, parent in said['pulls'].items():
+            assert parent in hosts[primary]['snapshots'], (host, primary, parent)
+        if host.startswith('client-'):
+            assert said['replicas'] == said['adopts'], host

@@ -21,7 +21,18 @@ import requests
 from nomad_agents import NOMAD, make_tls, ready_nodes, start_client, start_server
 from separate_hosts import CLIENT_1, CLIENT_2
 from topology import DATASETS, HOSTS, topology
-from zfsvm_client import BIN, CACHE, REPO, ansible_env, changed, mitogen_env, playbook_said, wait_until
+from zfsvm_client import (
+    BIN,
+    CACHE,
+    REPO,
+    ansible_env,
+    changed,
+    mitogen_env,
+    playbook_said,
+    run_local_module,
+    run_module_on,
+    wait_until,
+)
 
 
 class Cluster:
@@ -50,6 +61,26 @@ class Cluster:
         response = self.request(method, path, body, token)
         assert response.ok, '%s %s: %s %s' % (method, path, response.status_code, response.text)
         return response.json() if response.text.strip() else None
+
+    def module_args(self, **args):
+        """The Nomad modules' connection options as the admin host's roles have them (the management token), then
+        args."""
+        return {
+            'nomad_addr': NOMAD,
+            'nomad_token': self.management,
+            'ca_cert': str(self.tls / 'nomad-agent-ca.pem'),
+            'client_cert': str(self.tls / 'global-cli-nomad.pem'),
+            'client_key': str(self.tls / 'global-cli-nomad-key.pem'),
+        } | args
+
+    def module(self, module, **args):
+        """A Nomad module run on the admin host (module_args); its result."""
+        return run_local_module(self.env(), module, self.module_args(**args))
+
+    def module_on(self, host, module, args):
+        """A collection module run on one host of the example's copy, as its roles run there; its result."""
+        target = ['-i', str(self.inventory / 'hosts.yml'), '-i', str(self.inventory / 'topology.yml')]
+        return run_module_on(host, target, self.env(), module, args)
 
     def secret(self, token_name):
         return self.api('GET', '/v1/var/nomad-access/tokens/' + token_name)['Items']['secret']

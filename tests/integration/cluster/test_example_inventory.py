@@ -4,13 +4,9 @@ certificates exercise, which the local stack's 127.0.0.1 hides (issue 56)."""
 import pytest
 
 from host_volume_job import host_volume_job
-from nomad_agents import NOMAD
 from separate_hosts import ADDRESSES, CLIENT_1, CLIENT_2, STORAGE_1
-from topology import STORAGE
-from zfsvm_client import changed, playbook_said, run_local_module, wait_until
-
-# Not yet in the core tier: on CI's VM of one vCPU beside the second lane's, its set-up took 1244 s (docs/testing.md).
-pytestmark = pytest.mark.extended
+from topology import STORAGE, host_volumes
+from zfsvm_client import changed, playbook_said, wait_until
 
 NAMESPACE = 'team-a'
 CSI_VOLUME, HOST_VOLUME = 'pgdata-csi', 'pgdata'
@@ -23,23 +19,11 @@ def test_second_run_changes_nothing(converged):
     assert set(changed(ran).values()) == {0}, playbook_said(ran)
 
 
-def nomad_args(cluster, **args):
-    """The modules' connection options as the admin host's roles have them, then args."""
-    tls = cluster.tls
-    return {
-        'nomad_addr': NOMAD,
-        'nomad_token': cluster.management,
-        'ca_cert': str(tls / 'nomad-agent-ca.pem'),
-        'client_cert': str(tls / 'global-cli-nomad.pem'),
-        'client_key': str(tls / 'global-cli-nomad-key.pem'),
-    } | args
-
-
 def test_tls_verifies_the_servers_name_not_its_address(converged):
     """The modules reached Nomad by the name the server's certificate holds (-additional-dnsname, deploy.md); by
     the server's address, which the certificate does not name, they refuse it."""
-    by_address = nomad_args(converged, nomad_addr='https://%s:4646' % ADDRESSES['nomad.example.internal'])
-    result = run_local_module(converged.env(), 'nomad_namespace', dict(by_address, name=NAMESPACE))
+    by_address = 'https://%s:4646' % ADDRESSES['nomad.example.internal']
+    result = converged.module('nomad_namespace', nomad_addr=by_address, name=NAMESPACE)
     assert result.failed
     assert 'TLS certificate was not verified' in result['msg'], result
     assert 'IP address mismatch' in result['msg'] or 'not valid for' in result['msg'], result
@@ -72,15 +56,14 @@ def host_volume(converged):
     """pgdata, the example tenant's host volume, made on client-2 as deploy.md says: by the host volume operator,
     with the nomad_host_volume module."""
     [node] = [n for n in converged.api('GET', '/v1/nodes') if n['Name'] == CLIENT_2]
-    args = nomad_args(
-        converged,
+    result = converged.module(
+        'nomad_host_volume',
         nomad_token=converged.secret('host-volume-operator'),
         name=HOST_VOLUME,
         namespace=NAMESPACE,
         node_id=node['ID'],
         capacity_max='1G',
     )
-    result = run_local_module(converged.env(), 'nomad_host_volume', args)
     assert not result.failed, result.output
     return result
 
@@ -99,7 +82,7 @@ def test_workloads_on_both_clients_use_their_volumes(converged, host_volume):
     dataset = nfs[0].split()[0].split(':/', 1)[1]
     assert storage.sh('cat /%s/proof' % dataset).stdout.strip() == on_1['ID']
 
-    proof = client_2.sh('cat /tank/client-2/volumes/%s/%s/proof' % (NAMESPACE, HOST_VOLUME), check=False)
+    proof = client_2.sh('cat /%s/%s/%s/proof' % (host_volumes(CLIENT_2), NAMESPACE, HOST_VOLUME), check=False)
     assert proof.stdout.strip() == on_2['ID'], proof
 
 

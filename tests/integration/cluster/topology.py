@@ -20,6 +20,11 @@ STORAGE = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all
 DATASETS = ('tank/storage-1', 'tank/client-1', 'tank/client-2')
 
 
+def host_volumes(client):
+    """A client's host volume parent, of its own in the VM's shared pool."""
+    return 'tank/%s/volumes' % client.split('.', maxsplit=1)[0]
+
+
 def topology(separate_hosts, example, csi_key, management):
     """topology.yml: the one file that differs from the example."""
     admin = {
@@ -39,10 +44,9 @@ def topology(separate_hosts, example, csi_key, management):
     }
     hosts = {STORAGE_1: {'nomad_zfs_csi_storage': STORAGE}, 'nomad-admin.example.internal': admin}
     for client in (CLIENT_1, CLIENT_2):
-        short = client.split('.', maxsplit=1)[0]
         hosts[client] = {
-            'host_volume_plugin_parent': 'tank/%s/volumes' % short,
-            'host_volume_plugin_replica_parent': 'tank/%s/replica' % short,
+            'host_volume_plugin_parent': host_volumes(client),
+            'host_volume_plugin_replica_parent': host_volumes(client).replace('/volumes', '/replica'),
         }
     connection = separate_hosts.connection_vars()
     # The example's own: admin, who becomes root. The admin host's interpreter is its group's, which wins.
