@@ -64,7 +64,8 @@ def test_every_variable_is_one_a_role_knows():
 
 def ansible(program, *argv):
     """An Ansible program of the venv on this checkout's collection; its output, once it succeeded."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS))
+    # Without colour, which ansible-test's --color auto forces on a terminal: rendered() parses the output.
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_FORCE_COLOR='false', ANSIBLE_NOCOLOR='1')
     run = subprocess.run(
         [str(BIN / program)] + list(argv), capture_output=True, text=True, env=env, timeout=120, check=False
     )

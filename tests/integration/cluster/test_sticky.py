@@ -64,8 +64,8 @@ def sticky_volumes(converged):
                 'nomad_host_volume', name=NAME, node_id=nodes[client], plugin_id='zfs-dataset', capacity_max='64MiB'
             )
             assert made.rc == 0, made.output
-            assert made['volume']['host_path'] == '/%s/default/%s' % (host_volumes(client), NAME), made
             volumes[nodes[client]] = made['volume']['id']
+            assert made['volume']['host_path'] == '/%s/default/%s' % (host_volumes(client), NAME), made
         yield volumes
     finally:
         deleted = [
@@ -117,7 +117,8 @@ def first_line(cluster, alloc):
 
     def printed():
         logs = '/v1/client/fs/logs/%s?task=t&type=stdout&origin=start&plain=true' % alloc['ID']
-        out = cluster.request('GET', logs).text.strip()
+        response = cluster.request('GET', logs)
+        out = response.text.strip() if response.ok else ''
         return out.splitlines()[0] if out else None
 
     return wait('the task output of %s' % alloc['ID'], printed, timeout=60)
