@@ -27,9 +27,9 @@ def test_a_new_volume_goes_to_the_node_whose_parent_can_hold_it(converged):
     nodes = {n['Name']: n['ID'] for n in converged.api('GET', '/v1/nodes')}
     # Both parents share the VM's pool: a quota on client-1's leaves it 64 MiB, less than client-2's room.
     parent = host_volumes(CLIENT_1)
-    quota = client_1.zfs('get', '-Hp', '-o', 'value', 'quota', parent).stdout.strip()
-    used = int(client_1.zfs('get', '-Hp', '-o', 'value', 'used', parent).stdout)
-    client_1.zfs('set', 'quota=%d' % (used + 64 * MIB), parent)
+    # One zfs get for both, in the order asked.
+    quota, used = client_1.zfs('get', '-Hp', '-o', 'value', 'quota,used', parent).stdout.split()
+    client_1.zfs('set', 'quota=%d' % (int(used) + 64 * MIB), parent)
     try:
         room = {name: available(converged, name) for name in (CLIENT_1, CLIENT_2)}
         assert room[CLIENT_1] < 128 * MIB < room[CLIENT_2], room

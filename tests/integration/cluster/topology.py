@@ -20,9 +20,9 @@ STORAGE = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all
 DATASETS = ('tank/storage-1', 'tank/client-1', 'tank/client-2')
 
 
-def host_volumes(client):
-    """A client's host volume parent, of its own in the VM's shared pool."""
-    return 'tank/%s/volumes' % client.split('.', maxsplit=1)[0]
+def host_volumes(client, leaf='volumes'):
+    """A client's host volume parent (or its replica parent, leaf 'replica'), of its own in the VM's shared pool."""
+    return 'tank/%s/%s' % (client.split('.', maxsplit=1)[0], leaf)
 
 
 def topology(separate_hosts, example, csi_key, management):
@@ -46,7 +46,7 @@ def topology(separate_hosts, example, csi_key, management):
     for client in (CLIENT_1, CLIENT_2):
         hosts[client] = {
             'host_volume_plugin_parent': host_volumes(client),
-            'host_volume_plugin_replica_parent': host_volumes(client).replace('/volumes', '/replica'),
+            'host_volume_plugin_replica_parent': host_volumes(client, 'replica'),
         }
     connection = separate_hosts.connection_vars()
     # The example's own: admin, who becomes root. The admin host's interpreter is its group's, which wins.
