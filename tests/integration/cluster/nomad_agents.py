@@ -67,9 +67,6 @@ CLIENT_CONFIG = """client {
     "%(chroot)s/etc"   = "/etc"
   }
 }
-telemetry {
-  collection_interval = "30s"
-}
 """
 UNIT = """[Unit]
 Description=Nomad
@@ -94,6 +91,12 @@ def make_tls(directory):
         subprocess.run([str(CACHE / 'bin' / 'nomad'), 'tls'] + argv, cwd=directory, check=True, capture_output=True)
 
 
+def common(role):
+    """What every agent's configuration has: mutual TLS and ACLs, and the statistics interval and handshake limits of
+    all the tests' agents for the emulated CPU."""
+    return COMMON % {'tls': TLS, 'role': role} + (REPO / 'scripts' / 'nomad-emulated-cpu.hcl').read_text()
+
+
 def install(host, tls_dir, files, config):
     """The agent's files on host, and its unit started."""
     pem = ''.join("cat > %s/%s <<'EOF'\n%sEOF\n" % (TLS, name, (tls_dir / name).read_text()) for name in files)
@@ -109,14 +112,14 @@ def start_server(host, tls_dir):
         host,
         tls_dir,
         SERVER_FILES,
-        COMMON % {'tls': TLS, 'role': 'server'} + SERVER_CONFIG % {'address': ADDRESSES[host.name]},
+        common('server') + SERVER_CONFIG % {'address': ADDRESSES[host.name]},
     )
 
 
 def start_client(host, tls_dir):
     # The exec chroot tree first: the agent fingerprints exec's chroot_env at its start.
     host.sh('bash -s %s' % shlex.quote(CHROOT), stdin=(REPO / 'scripts' / 'exec-chroot.sh').read_text())
-    config = COMMON % {'tls': TLS, 'role': 'client'} + CLIENT_CONFIG % {'server': SERVER, 'chroot': CHROOT}
+    config = common('client') + CLIENT_CONFIG % {'server': SERVER, 'chroot': CHROOT}
     config += (REPO / 'scripts' / 'nomad-client-drivers.hcl').read_text()
     install(host, tls_dir, CLIENT_FILES, config)
 

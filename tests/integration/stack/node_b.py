@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import STACK
-from zfsvm_client import changed, playbook_said, wait_until
+from zfsvm_client import REPO, changed, playbook_said, wait_until
 
 UNIT = 'nzc-nomad-b'
 NAME = 'nzc-b'
@@ -43,7 +43,7 @@ client {
   options = {
     "fingerprint.denylist" = "env_aws,env_gce,env_azure,env_digitalocean"
   }
-  # The stack agent's stats interval and exec chroot tree, which its start built (scripts/nomad-dev.sh says why).
+  # The stack agent's exec chroot tree, which its start built (scripts/nomad-dev.sh says why).
   chroot_env = {
     "/var/lib/nzc-chroot/bin"   = "/bin"
     "/var/lib/nzc-chroot/lib"   = "/lib"
@@ -51,10 +51,9 @@ client {
     "/var/lib/nzc-chroot/etc"   = "/etc"
   }
 }
-telemetry {
-  collection_interval = "30s"
-}
 """
+# The stack agent's statistics interval and handshake limits.
+EMULATED_CPU = REPO / 'scripts' / 'nomad-emulated-cpu.hcl'
 
 
 def server_rpc_port(vm):
@@ -163,7 +162,8 @@ def node_b(stack, before_plugin=None, pool_size='512M', **role_vars):
     vm = stack.vm
     stop(vm)
     vm.sh('truncate -s %s %s && zpool create %s %s' % (pool_size, IMAGE, POOL, IMAGE))
-    vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % (CONFIG % (NAME, DATA_DIR, server_rpc_port(vm), PLUGIN_DIR)))
+    config = CONFIG % (NAME, DATA_DIR, server_rpc_port(vm), PLUGIN_DIR) + EMULATED_CPU.read_text()
+    vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % config)
     start(vm)
     try:
         [node] = wait_until(lambda: node_ready(stack), timeout=180, why='node %s ready' % NAME)
