@@ -81,29 +81,33 @@ def test_the_playbooks_accept_it(playbook):
     assert '[WARNING]' not in run.stderr, run.stderr
 
 
-def rendered(inventory, expression):
-    """expression templated for every host of inventory, as the roles see it: {host: value}."""
-    run = ansible('ansible', 'all', '-o', '-i', str(inventory / 'hosts.yml'), '-m', 'debug', '-a', 'msg=' + expression)
+def rendered(sources, expression):
+    """expression templated for every host of the inventory sources, as the roles see it: {host: value}."""
+    run = ansible('ansible', 'all', '-o', *('-i%s' % s for s in sources), '-m', 'debug', '-a', 'msg=' + expression)
     # One line a host: `<host> | SUCCESS => {...}`.
     lines = (line.split(' | SUCCESS => ', 1) for line in run.stdout.splitlines())
     return {host: json.loads(result)['msg'] for host, result in lines}
 
 
 def test_each_pull_is_of_a_parent_its_primary_snapshots_into_the_parent_its_plugin_adopts_from(tmp_path):
-    """The parents are set once (the plugin's, the storage contract's) and the replication's read them: so a copy
-    that changes a pool changes its snapshots and pulls with it, as a second inventory source does on separate
-    hosts (tests/integration/cluster)."""
+    """The parents are set once (the plugin's, the storage contract's, the backup host's replica parent) and the
+    replication's read them, where a second inventory source can override them: so a copy that changes a pool
+    changes its snapshots and pulls with it, as on separate hosts (tests/integration/cluster/topology.py)."""
     example = tmp_path / 'prod'
     shutil.copytree(EXAMPLE, example)
     (example / 'files' / 'host_keys').mkdir(parents=True)
     for host in ('storage-1', 'client-1', 'client-2'):
         (example / 'files' / 'host_keys' / (host + '.pub')).write_text('ssh-ed25519 AAAA %s\n' % host)
-    (example / 'host_vars' / 'client-2.example.internal.yml').write_text(
-        (example / 'host_vars' / 'client-2.example.internal.yml').read_text()
-        + 'host_volume_plugin_parent: fast/volumes\nhost_volume_plugin_replica_parent: fast/replica\n'
-    )
+    pools = {
+        'client-2.example.internal': {
+            'host_volume_plugin_parent': 'fast/volumes',
+            'host_volume_plugin_replica_parent': 'fast/replica',
+        },
+        'backup-1.example.internal': {'zfs_replication_replica_parent': 'cold/replica'},
+    }
+    (example / 'pools.yml').write_text(json.dumps({'all': {'hosts': pools}}))
     hosts = rendered(
-        example,
+        (example / 'hosts.yml', example / 'pools.yml'),
         '{{ {"snapshots": zfs_replication_snapshots | default([]) | map(attribute="parent"),'
         ' "pulls": zfs_replication_pulls | default([]) | items2dict(key_name="host", value_name="parent"),'
         ' "replicas": zfs_replication_replica_parent | default(""),'
@@ -113,6 +117,8 @@ def test_each_pull_is_of_a_parent_its_primary_snapshots_into_the_parent_its_plug
     assert hosts['client-2.example.internal']['snapshots'] == ['fast/volumes']
     assert hosts['client-2.example.internal']['replicas'] == 'fast/replica'
     assert hosts['client-1.example.internal']['pulls'] == {'client-2.example.internal': 'fast/volumes'}
+    assert hosts['backup-1.example.internal']['replicas'] == 'cold/replica'
+    assert hosts['backup-1.example.internal']['pulls']['client-2.example.internal'] == 'fast/volumes'
     for host, said in hosts.items():
         for primary, parent in said['pulls'].items():
             assert parent in hosts[primary]['snapshots'], (host, primary, parent)

@@ -1,8 +1,8 @@
-"""inventories/example itself, converged on the separate hosts (separate_hosts.py): a Nomad server, storage-1 and
-two clients, each a host of its own with the example's name, reached by that name. The admin host is this one, as
-the example's `ansible_connection: local` says, and it reaches Nomad's API at https://nomad.example.internal:4646
-through the VM as a bastion (ssh -D, a SOCKS proxy that resolves the name where the hosts live), as a workstation
-outside the cluster's network does.
+"""inventories/example itself, converged on the separate hosts (separate_hosts.py): a Nomad server, storage-1,
+backup-1 and two clients, each a host of its own with the example's name, reached by that name. The admin host is
+this one, as the example's `ansible_connection: local` says, and it reaches Nomad's API at
+https://nomad.example.internal:4646 through the VM as a bastion (ssh -D, a SOCKS proxy that resolves the name where
+the hosts live), as a workstation outside the cluster's network does.
 
 A copy of the example is made as docs/deploy.md says, files and all. One file, topology.yml (a second inventory
 source), overrides what this topology must: how to reach the hosts, the secrets, and what the hosts would each have
@@ -93,9 +93,9 @@ class Cluster:
 
     def site(self, *flags):
         """site.yml on the example's copy with topology.yml, as deploy.md runs it (the monitoring play has no host
-        here, and the backups are test_pull_source.py's); its CompletedProcess."""
+        here); its CompletedProcess."""
         argv = [str(BIN / 'ansible-playbook'), '-i', str(self.inventory / 'hosts.yml')]
-        argv += ['-i', str(self.inventory / 'topology.yml'), 'nomad_zfs.csi.site', '--skip-tags', 'backups,metrics']
+        argv += ['-i', str(self.inventory / 'topology.yml'), 'nomad_zfs.csi.site', '--skip-tags', 'metrics']
         return subprocess.run(
             argv + list(flags), env=self.env(), capture_output=True, text=True, timeout=3600, check=False
         )
@@ -136,7 +136,7 @@ def cluster(vm, separate_hosts, tmp_path_factory):
     yet."""
     separate_hosts.down(*reversed(HOSTS))
     destroy_datasets(vm)
-    server, storage, client_1, client_2 = separate_hosts.up(*HOSTS)
+    server, storage, backup, client_1, client_2 = separate_hosts.up(*HOSTS)
     work = tmp_path_factory.mktemp('cluster')
     # The operator's part, as deploy.md says: the CA and certificates, the agents, ACLs bootstrapped.
     tls = work / 'tls'
@@ -152,13 +152,17 @@ def cluster(vm, separate_hosts, tmp_path_factory):
         shutil.copytree(REPO / 'inventories' / 'example', example)
         (example / 'files' / 'host_keys').mkdir(parents=True)
         (example / 'files' / 'tls').mkdir()
+        # Each primary's SSH host key, which its standbys pin (deploy.md's files/host_keys/<short name>.pub).
+        for primary in (storage, client_1, client_2):
+            short = primary.name.split('.', maxsplit=1)[0]
+            (example / 'files' / 'host_keys' / (short + '.pub')).write_text(primary.host_key() + '\n')
         for name in ('nomad-agent-ca.pem', 'global-cli-nomad.pem', 'global-cli-nomad-key.pem'):
             shutil.copy(tls / name, example / 'files' / 'tls' / name)
         key = example / 'files' / 'csi_ed25519'
         subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'csi@nomad', '-f', str(key)], check=True)
         csi_key = key.read_text()
         key.unlink()
-        hosts = {h.name: h for h in (server, storage, client_1, client_2)}
+        hosts = {h.name: h for h in (server, storage, backup, client_1, client_2)}
         made = Cluster(vm, hosts, example, example / 'files' / 'tls', 'socks5h://127.0.0.1:%d' % port, None)
         made.management = wait_until(lambda: bootstrap(made), timeout=120, why='ACL bootstrap')
         ready_nodes(made.api, (CLIENT_1, CLIENT_2))

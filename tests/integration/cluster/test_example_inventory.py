@@ -1,12 +1,14 @@
 """inventories/example converged on hosts of their own (conftest.py): what a real cluster's names, addresses and
 certificates exercise, which the local stack's 127.0.0.1 hides (issue 56)."""
 
+import re
+
 import pytest
 
 from host_volume_job import host_volume_job
-from separate_hosts import ADDRESSES, CLIENT_1, CLIENT_2, STORAGE_1
-from topology import STORAGE, host_volumes
-from zfsvm_client import changed, playbook_said, wait_until
+from separate_hosts import ADDRESSES, BACKUP_1, CLIENT_1, CLIENT_2, STORAGE_1
+from topology import BACKUP_REPLICAS, STORAGE, host_volumes
+from zfsvm_client import changed, playbook_said, pull, wait_until
 
 # The extended tier for now (docs/testing.md, Tiers): last in the first VM's lane, it brought that lane near CI's 90
 # minutes on a host about twice as slow as the one the budget was set on.
@@ -109,3 +111,27 @@ def test_volumes_are_exported_to_the_clients_addresses_only(converged, host_volu
     )
     assert tried.returncode != 0, tried
     assert 'access denied' in tried.stderr, tried.stderr
+
+
+def snapshot_guids(host, parent):
+    """Each snapshot under parent, by its name below parent: {name: guid}."""
+    out = host.zfs('list', '-Hp', '-r', '-t', 'snapshot', '-o', 'name,guid', parent).stdout
+    return {name[len(parent) :]: guid for name, guid in (line.split('\t') for line in out.splitlines())}
+
+
+def test_backup_1_pulls_storage_1_by_name_through_a_key_bound_to_its_address(converged):
+    """backup-1, the example's standby of every primary, pulls storage-1's CSI volumes (pgdata-csi, which site.yml
+    made) by storage-1's name with its host key pinned (files/host_keys/), through the key storage-1 bound to
+    backup-1's address: the example names backup-1, and sshd compares addresses only."""
+    storage, backup = converged.hosts[STORAGE_1], converged.hosts[BACKUP_1]
+    keys = storage.sh('cat /var/lib/zfs-replica/.ssh/authorized_keys').stdout
+    assert re.findall(r'from="([^"]*)"', keys) == [ADDRESSES[BACKUP_1]], keys
+
+    # sanoid's run, as its timer starts it, then backup-1's pull of storage-1's parent, as its timer starts it.
+    storage.sh('systemctl start sanoid.service', timeout=600)
+    taken = snapshot_guids(storage, STORAGE['parent'])
+    assert any(name.startswith('/%s@' % CSI_VOLUME) for name in taken), taken
+    target = '%s/%s/%s' % (BACKUP_REPLICAS, STORAGE_1, STORAGE['parent'])
+    pull(backup, target.replace('/', '_'))
+    received = snapshot_guids(backup, target)
+    assert taken.items() <= received.items(), (taken, received)

@@ -6,18 +6,20 @@ import json
 import yaml
 
 from nomad_agents import SERVER
-from separate_hosts import ADDRESSES, CLIENT_1, CLIENT_2, STORAGE_1
+from separate_hosts import ADDRESSES, BACKUP_1, CLIENT_1, CLIENT_2, STORAGE_1
 from zfsvm_client import REPO
 
 # Brought up in this order, and down in the reverse: a client goes while storage-1 still answers its NFS mount's
 # unmount, which a client without its server waits on for minutes (the teardown took 260 s the other way round).
-HOSTS = (SERVER, STORAGE_1, CLIENT_1, CLIENT_2)
+HOSTS = (SERVER, STORAGE_1, BACKUP_1, CLIENT_1, CLIENT_2)
 # The example's contract between the two halves, with storage-1's own parents.
 STORAGE = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all.yml').read_text())[
     'nomad_zfs_csi_storage'
 ] | {'parent': 'tank/storage-1/csi', 'snapshots_parent': 'tank/storage-1/csi-snapshots'}
 # Each host's own datasets in the VM's shared pool: gone before the hosts boot, and after they are down.
-DATASETS = ('tank/storage-1', 'tank/client-1', 'tank/client-2')
+DATASETS = ('tank/storage-1', 'tank/backup-1', 'tank/client-1', 'tank/client-2')
+# Where backup-1's pulls land (the example's group_vars/backup_hosts.yml has a pool of its own).
+BACKUP_REPLICAS = 'tank/backup-1/replica'
 
 
 def host_volumes(client, leaf='volumes'):
@@ -42,7 +44,11 @@ def topology(separate_hosts, example, csi_key, management):
         # democratic-csi's start on the emulated CPU, four of them at once (the local stack's reason too).
         'csi_plugin_wait_timeout': 900,
     }
-    hosts = {STORAGE_1: {'nomad_zfs_csi_storage': STORAGE}, 'nomad-admin.example.internal': admin}
+    hosts = {
+        STORAGE_1: {'nomad_zfs_csi_storage': STORAGE},
+        BACKUP_1: {'zfs_replication_replica_parent': BACKUP_REPLICAS},
+        'nomad-admin.example.internal': admin,
+    }
     for client in (CLIENT_1, CLIENT_2):
         hosts[client] = {
             'host_volume_plugin_parent': host_volumes(client),
