@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# What every test's Nomad agent adds to its configuration for the VM's emulated CPU (the file says why).
+NOMAD_EMULATED_CPU = REPO / 'scripts' / 'nomad-emulated-cpu.hcl'
 ZFSVM = REPO / 'tests' / 'zfsvm' / 'zfsvm.sh'
 COLLECTIONS = REPO / 'build' / 'collections'
 # The collection's one version (galaxy.yml), which the zfs-dataset plugin's fingerprint reports.

@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 from separate_hosts import ADDRESSES
-from zfsvm_client import CACHE, REPO, wait_until
+from zfsvm_client import CACHE, NOMAD_EMULATED_CPU, REPO, wait_until
 
 SERVER = 'nomad.example.internal'
 NOMAD = 'https://%s:4646' % SERVER
@@ -94,7 +94,7 @@ def make_tls(directory):
 def common(role):
     """What every agent's configuration has: mutual TLS and ACLs, and the statistics interval and handshake limits of
     all the tests' agents for the emulated CPU."""
-    return COMMON % {'tls': TLS, 'role': role} + (REPO / 'scripts' / 'nomad-emulated-cpu.hcl').read_text()
+    return COMMON % {'tls': TLS, 'role': role} + NOMAD_EMULATED_CPU.read_text()
 
 
 def install(host, tls_dir, files, config):

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import STACK
-from zfsvm_client import REPO, changed, playbook_said, wait_until
+from zfsvm_client import NOMAD_EMULATED_CPU, changed, playbook_said, wait_until
 
 UNIT = 'nzc-nomad-b'
 NAME = 'nzc-b'
@@ -52,8 +52,6 @@ client {
   }
 }
 """
-# The stack agent's statistics interval and handshake limits.
-EMULATED_CPU = REPO / 'scripts' / 'nomad-emulated-cpu.hcl'
 
 
 def server_rpc_port(vm):
@@ -162,7 +160,7 @@ def node_b(stack, before_plugin=None, pool_size='512M', **role_vars):
     vm = stack.vm
     stop(vm)
     vm.sh('truncate -s %s %s && zpool create %s %s' % (pool_size, IMAGE, POOL, IMAGE))
-    config = CONFIG % (NAME, DATA_DIR, server_rpc_port(vm), PLUGIN_DIR) + EMULATED_CPU.read_text()
+    config = CONFIG % (NAME, DATA_DIR, server_rpc_port(vm), PLUGIN_DIR) + NOMAD_EMULATED_CPU.read_text()
     vm.sh('cat > /etc/nzc/nomad-b.hcl <<"EOF"\n%s\nEOF' % config)
     start(vm)
     try:
