@@ -42,11 +42,12 @@ lan() {
   ip link set nzc-jump up
 }
 
-# The host's root before its first boot: its name, its own host key (and no other), the masked units, and user
+# The host's root before its first boot: its name (short, as Debian's installer writes /etc/hostname: Nomad names
+# its node after it, and the example maps those names to inventory hosts), its own host key (and no other), the masked units, and user
 # admin, who logs in with root's key and may sudo, as an inventory's ansible_user would.
 prepare() {
   local fqdn=$1 root=$2 unit
-  printf '%s\n' "$fqdn" >"$root/etc/hostname"
+  printf '%s\n' "$(short "$fqdn")" >"$root/etc/hostname"
   { printf '127.0.0.1 localhost\n'; grep -h ' # nzc-host$' /etc/hosts; } >"$root/etc/hosts"
   rm -f "$root"/etc/ssh/ssh_host_*
   ssh-keygen -q -t ed25519 -N '' -C "root@$fqdn" -f "$root/etc/ssh/ssh_host_ed25519_key"

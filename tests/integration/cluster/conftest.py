@@ -10,15 +10,17 @@ of their own but here share (the VM's kernel holds every host's pools: each host
 pack variables add the clients' addresses, and democratic-csi from source under raw_exec, since the hosts cannot
 run Docker (nomad_agents.py)."""
 
+import json
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 
 import pytest
 import requests
 
-from nomad_agents import NOMAD, make_tls, ready_nodes, start_client, start_server
+from nomad_agents import NOMAD, make_tls, node_name, ready_nodes, start_client, start_server
 from separate_hosts import CLIENT_1, CLIENT_2
 from topology import DATASETS, HOSTS, topology
 from zfsvm_client import (
@@ -82,6 +84,11 @@ class Cluster:
         target = ['-i', str(self.inventory / 'hosts.yml'), '-i', str(self.inventory / 'topology.yml')]
         return run_module_on(host, target, self.env(), module, args)
 
+    def node_ids(self):
+        """Each client's node ID, by its inventory host."""
+        ids = {n['Name']: n['ID'] for n in self.api('GET', '/v1/nodes')}
+        return {client: ids[node_name(client)] for client in (CLIENT_1, CLIENT_2)}
+
     def secret(self, token_name):
         return self.api('GET', '/v1/var/nomad-access/tokens/' + token_name)['Items']['secret']
 
@@ -94,11 +101,19 @@ class Cluster:
     def site(self, *flags):
         """site.yml on the example's copy with topology.yml, as deploy.md runs it (the monitoring play has no host
         here); its CompletedProcess."""
-        argv = [str(BIN / 'ansible-playbook'), '-i', str(self.inventory / 'hosts.yml')]
-        argv += ['-i', str(self.inventory / 'topology.yml'), 'nomad_zfs.csi.site', '--skip-tags', 'metrics']
-        return subprocess.run(
-            argv + list(flags), env=self.env(), capture_output=True, text=True, timeout=3600, check=False
-        )
+        return self.playbook('site', '--skip-tags', 'metrics', *flags)
+
+    def playbook(self, name, *flags, extra=None):
+        """One of the collection's playbooks on the example's copy with topology.yml, with extra vars from a file
+        (no secret in any argv); its CompletedProcess."""
+        with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
+            json.dump(extra or {}, extra_file)
+            extra_file.flush()
+            argv = [str(BIN / 'ansible-playbook'), '-i', str(self.inventory / 'hosts.yml')]
+            argv += ['-i', str(self.inventory / 'topology.yml'), 'nomad_zfs.csi.' + name, '-e', '@' + extra_file.name]
+            return subprocess.run(
+                argv + list(flags), env=self.env(), capture_output=True, text=True, timeout=3600, check=False
+            )
 
 
 def free_port():
@@ -165,7 +180,7 @@ def cluster(vm, separate_hosts, tmp_path_factory):
         hosts = {h.name: h for h in (server, storage, backup, client_1, client_2)}
         made = Cluster(vm, hosts, example, example / 'files' / 'tls', 'socks5h://127.0.0.1:%d' % port, None)
         made.management = wait_until(lambda: bootstrap(made), timeout=120, why='ACL bootstrap')
-        ready_nodes(made.api, (CLIENT_1, CLIENT_2))
+        ready_nodes(made.api, [node_name(c) for c in (CLIENT_1, CLIENT_2)])
         topology(separate_hosts, example, csi_key, made.management)
         yield made
     finally:

@@ -13,16 +13,10 @@ from zfsvm_client import CACHE, NOMAD_EMULATED_CPU, REPO, wait_until
 SERVER = 'nomad.example.internal'
 NOMAD = 'https://%s:4646' % SERVER
 TLS = '/etc/nomad.d/tls'
-# What each kind of host holds of the CA's files (deploy.md's table): a client also holds the CLI certificate, with
-# which the moves ask its agent.
+# What each kind of host holds of the CA's files (deploy.md's table): the CA and its own certificate, no more. The
+# CLI certificate stays on the admin host.
 SERVER_FILES = ('nomad-agent-ca.pem', 'global-server-nomad.pem', 'global-server-nomad-key.pem')
-CLIENT_FILES = (
-    'nomad-agent-ca.pem',
-    'global-client-nomad.pem',
-    'global-client-nomad-key.pem',
-    'global-cli-nomad.pem',
-    'global-cli-nomad-key.pem',
-)
+CLIENT_FILES = ('nomad-agent-ca.pem', 'global-client-nomad.pem', 'global-client-nomad-key.pem')
 CHROOT = '/var/lib/nzc-chroot'
 
 COMMON = """data_dir             = "/var/lib/nomad"
@@ -122,6 +116,11 @@ def start_client(host, tls_dir):
     config = common('client') + CLIENT_CONFIG % {'server': SERVER, 'chroot': CHROOT}
     config += (REPO / 'scripts' / 'nomad-client-drivers.hcl').read_text()
     install(host, tls_dir, CLIENT_FILES, config)
+
+
+def node_name(host):
+    """The name Nomad gives the node of an inventory host: its host name, which /etc/hostname holds short."""
+    return host.split('.', maxsplit=1)[0]
 
 
 def ready_nodes(api, names):

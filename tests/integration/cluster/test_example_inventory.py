@@ -6,6 +6,7 @@ import re
 import pytest
 
 from host_volume_job import host_volume_job
+from nomad_agents import node_name
 from separate_hosts import ADDRESSES, BACKUP_1, CLIENT_1, CLIENT_2, STORAGE_1
 from topology import BACKUP_REPLICAS, STORAGE, host_volumes
 from zfsvm_client import changed, playbook_said, pull, wait_until
@@ -18,6 +19,8 @@ NAMESPACE = 'team-a'
 CSI_VOLUME, HOST_VOLUME = 'pgdata-csi', 'pgdata'
 # Each job writes its allocation's ID into its volume, then stays.
 WRITE = 'echo "$NOMAD_ALLOC_ID" > /data/proof && sleep 3600'
+# Each allocation of the moved job adds its ID, in the order they ran.
+APPEND = 'echo "$NOMAD_ALLOC_ID" >> /data/allocs && sync && sleep 3600'
 
 
 def test_second_run_changes_nothing(converged):
@@ -45,7 +48,7 @@ def job_on(cluster, node, volume, volume_type):
         False,
         namespace=NAMESPACE,
         volume_type=volume_type,
-        node=node,
+        node=node_name(node),
     )
     cluster.api('PUT', '/v1/jobs', job, token=token)
 
@@ -61,13 +64,12 @@ def job_on(cluster, node, volume, volume_type):
 def host_volume(converged):
     """pgdata, the example tenant's host volume, made on client-2 as deploy.md says: by the host volume operator,
     with the nomad_host_volume module."""
-    [node] = [n for n in converged.api('GET', '/v1/nodes') if n['Name'] == CLIENT_2]
     result = converged.module(
         'nomad_host_volume',
         nomad_token=converged.secret('host-volume-operator'),
         name=HOST_VOLUME,
         namespace=NAMESPACE,
-        node_id=node['ID'],
+        node_id=converged.node_ids()[CLIENT_2],
         capacity_max='1G',
     )
     assert not result.failed, result.output
@@ -135,3 +137,54 @@ def test_backup_1_pulls_storage_1_by_name_through_a_key_bound_to_its_address(con
     pull(backup, target.replace('/', '_'))
     received = snapshot_guids(backup, target)
     assert taken.items() <= received.items(), (taken, received)
+
+
+def running_on(cluster, job_id, node_id):
+    allocs = cluster.api('GET', '/v1/job/%s/allocations?namespace=%s' % (job_id, NAMESPACE))
+    return [a for a in allocs if a['ClientStatus'] == 'running' and a['NodeID'] == node_id]
+
+
+def test_pgdata_moves_to_client_1_by_the_examples_node_names_and_certificates(converged, host_volume):
+    """playbooks/move_host_volume.yml as deploy.md runs it, on the mover's token: pgdata, its data and the job that
+    uses it, from client-2 to client-1, which pulls client-2's volumes. The nodes are named as their hosts' short
+    names, which the example maps to its inventory hosts (host_volume_move_hosts); each node's agent is asked from
+    its own host with that client's own certificate (host_volume_move_agent_*), since no client holds the CLI
+    certificate; the final snapshot goes to client-1 by its pull of client-2, by name."""
+    client_1, client_2 = converged.hosts[CLIENT_1], converged.hosts[CLIENT_2]
+    nodes = converged.node_ids()
+    submitter = converged.secret('team-a-submitter')
+    # The workload test's job, pinned to client-2, gives way to one that the volume alone places.
+    converged.api('DELETE', '/v1/job/on-client-2?namespace=%s&purge=true' % NAMESPACE, token=submitter)
+    job = host_volume_job('pg', HOST_VOLUME, APPEND, True, namespace=NAMESPACE)
+    converged.api('PUT', '/v1/jobs', job, token=submitter)
+    [first] = wait_until(lambda: running_on(converged, 'pg', nodes[CLIENT_2]), timeout=600, why='pg on client-2')
+    # client-1's replica of pgdata, as the timers make it: sanoid on client-2, then client-1's pull. sanoid's timer
+    # stays off until the move is done, so that no newer snapshot outdates the replica in between.
+    client_2.sh('systemctl stop sanoid.timer')
+    try:
+        client_2.sh('systemctl start sanoid.service', timeout=600)
+        target = '%s/%s/%s' % (host_volumes(CLIENT_1, 'replica'), CLIENT_2, host_volumes(CLIENT_2))
+        pull(client_1, target.replace('/', '_'))
+        wanted = {'volume': HOST_VOLUME, 'namespace': NAMESPACE, 'to': node_name(CLIENT_1), 'stop_jobs': True}
+        wanted['vault_nomad_mover_token'] = converged.secret('host-volume-mover')
+        moved = converged.playbook('move_host_volume', extra=wanted)
+        assert moved.returncode == 0, playbook_said(moved)
+        assert 'Moved %s to %s.' % (HOST_VOLUME, node_name(CLIENT_1)) in moved.stdout, moved.stdout[-3000:]
+
+        listed = converged.api('GET', '/v1/volumes?type=host&namespace=%s&prefix=%s' % (NAMESPACE, HOST_VOLUME))
+        assert [v['NodeID'] for v in listed] == [nodes[CLIENT_1]], listed
+        [second] = wait_until(lambda: running_on(converged, 'pg', nodes[CLIENT_1]), timeout=600, why='pg on client-1')
+        on_1 = '/%s/%s/%s/allocs' % (host_volumes(CLIENT_1), NAMESPACE, HOST_VOLUME)
+        seen = wait_until(lambda: client_1.sh('cat ' + on_1, check=False).stdout.split(), lambda ids: len(ids) == 2)
+        assert seen == [first['ID'], second['ID']], seen
+        # client-2's copy is its replica of client-1's volume now: read-only, unmounted.
+        replica = '%s/%s/%s/%s/%s' % (host_volumes(CLIENT_2, 'replica'), CLIENT_1, host_volumes(CLIENT_1), NAMESPACE,
+                                      HOST_VOLUME)  # fmt: skip
+        props = client_2.zfs('get', '-H', '-o', 'value', 'readonly,mounted', replica).stdout.split()
+        assert props == ['on', 'no'], props
+
+        again = converged.playbook('move_host_volume', extra=wanted)
+        assert 'nothing to do' in again.stdout and set(changed(again).values()) == {0}, playbook_said(again)
+    finally:
+        client_2.sh('systemctl start sanoid.timer')
+        converged.api('DELETE', '/v1/job/pg?namespace=%s&purge=true' % NAMESPACE, token=submitter)

@@ -5,6 +5,7 @@ made."""
 
 import pytest
 
+from nomad_agents import node_name
 from separate_hosts import CLIENT_1, CLIENT_2
 from topology import host_volumes
 
@@ -24,15 +25,16 @@ def available(cluster, client):
 
 def test_a_new_volume_goes_to_the_node_whose_parent_can_hold_it(converged):
     client_1 = converged.hosts[CLIENT_1]
-    nodes = {n['Name']: n['ID'] for n in converged.api('GET', '/v1/nodes')}
+    nodes = converged.node_ids()
     # Both parents share the VM's pool: a quota on client-1's leaves it 64 MiB, less than client-2's room.
     parent = host_volumes(CLIENT_1)
     # One zfs get for both, in the order asked.
     quota, used = client_1.zfs('get', '-Hp', '-o', 'value', 'quota,used', parent).stdout.split()
     client_1.zfs('set', 'quota=%d' % (int(used) + 64 * MIB), parent)
     try:
-        room = {name: available(converged, name) for name in (CLIENT_1, CLIENT_2)}
-        assert room[CLIENT_1] < 128 * MIB < room[CLIENT_2], room
+        # By node name, as Nomad names the clients' nodes.
+        room = {node_name(client): available(converged, client) for client in (CLIENT_1, CLIENT_2)}
+        assert room[node_name(CLIENT_1)] < 128 * MIB < room[node_name(CLIENT_2)], room
         made = converged.module('nomad_host_volume', name=NAME, capacity_max='128M', node_free_bytes=room)
         assert made.rc == 0, made.output
         assert made['volume']['node_id'] == nodes[CLIENT_2] and made['volume']['state'] == 'ready', made

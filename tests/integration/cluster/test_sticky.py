@@ -56,7 +56,7 @@ def tolerant(call, *args):
 def sticky_volumes(converged):
     """A zfs-dataset host volume t-sticky on each client, under its own parent, both through nomad_host_volume,
     which tells same-named volumes apart by node_id. Yields node ID to volume ID."""
-    nodes = {n['Name']: n['ID'] for n in converged.api('GET', '/v1/nodes')}
+    nodes = converged.node_ids()
     volumes = {}
     try:
         for client in (CLIENT_1, CLIENT_2):
