@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 # What every test's Nomad agent adds to its configuration for the VM's emulated CPU (the file says why).
 NOMAD_EMULATED_CPU = REPO / 'scripts' / 'nomad-emulated-cpu.hcl'
@@ -169,6 +171,14 @@ def terminate(proc, timeout=30):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def tolerant(call, *args):
+    """A clean-up step that goes on past a call that fails, so that the rest still runs."""
+    try:
+        call(*args)
+    except (AssertionError, pytest.fail.Exception):
+        pass
 
 
 def wait_until(read, done=bool, timeout=120, why='', pause=2):

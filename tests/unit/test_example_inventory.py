@@ -62,6 +62,15 @@ def test_every_variable_is_one_a_role_knows():
     assert problems == []
 
 
+def test_the_move_asks_each_agent_with_the_files_its_client_holds():
+    """The move calls each node's agent from the node's host: with the TLS files that the host volume plugin reads
+    there, since a client holds no CLI certificate (deploy.md)."""
+    nomad = yaml.safe_load((EXAMPLE / 'group_vars' / 'nomad.yml').read_text())
+    clients = yaml.safe_load((EXAMPLE / 'group_vars' / 'host_volume_clients.yml').read_text())
+    for leaf in ('ca_cert', 'client_cert', 'client_key'):
+        assert nomad['host_volume_move_agent_' + leaf] == clients['host_volume_plugin_nomad_' + leaf], leaf
+
+
 def ansible(program, *argv):
     """An Ansible program of the venv on this checkout's collection; its output, once it succeeded."""
     # Without colour, which ansible-test's --color auto forces on a terminal: rendered() parses the output.

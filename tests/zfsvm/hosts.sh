@@ -43,8 +43,8 @@ lan() {
 }
 
 # The host's root before its first boot: its name (short, as Debian's installer writes /etc/hostname: Nomad names
-# its node after it, and the example maps those names to inventory hosts), its own host key (and no other), the masked units, and user
-# admin, who logs in with root's key and may sudo, as an inventory's ansible_user would.
+# its node after it, and the example maps those names to inventory hosts), its own host key (and no other), the
+# masked units, and user admin, who logs in with root's key and may sudo, as an inventory's ansible_user would.
 prepare() {
   local fqdn=$1 root=$2 unit
   printf '%s\n' "$(short "$fqdn")" >"$root/etc/hostname"

@@ -9,7 +9,7 @@ from host_volume_job import host_volume_job
 from nomad_agents import node_name
 from separate_hosts import ADDRESSES, BACKUP_1, CLIENT_1, CLIENT_2, STORAGE_1
 from topology import BACKUP_REPLICAS, STORAGE, host_volumes
-from zfsvm_client import changed, playbook_said, pull, wait_until
+from zfsvm_client import changed, playbook_said, pull, tolerant, wait_until
 
 # The extended tier for now (docs/testing.md, Tiers): last in the first VM's lane, it brought that lane near CI's 90
 # minutes on a host about twice as slow as the one the budget was set on.
@@ -175,7 +175,11 @@ def test_pgdata_moves_to_client_1_by_the_examples_node_names_and_certificates(co
         assert [v['NodeID'] for v in listed] == [nodes[CLIENT_1]], listed
         [second] = wait_until(lambda: running_on(converged, 'pg', nodes[CLIENT_1]), timeout=600, why='pg on client-1')
         on_1 = '/%s/%s/%s/allocs' % (host_volumes(CLIENT_1), NAMESPACE, HOST_VOLUME)
-        seen = wait_until(lambda: client_1.sh('cat ' + on_1, check=False).stdout.split(), lambda ids: len(ids) == 2)
+
+        def allocs_on_1():
+            return client_1.sh('cat ' + on_1, check=False).stdout.split()
+
+        seen = wait_until(allocs_on_1, lambda ids: len(ids) == 2)
         assert seen == [first['ID'], second['ID']], seen
         # client-2's copy is its replica of client-1's volume now: read-only, unmounted.
         replica = '%s/%s/%s/%s/%s' % (host_volumes(CLIENT_2, 'replica'), CLIENT_1, host_volumes(CLIENT_1), NAMESPACE,
@@ -186,5 +190,5 @@ def test_pgdata_moves_to_client_1_by_the_examples_node_names_and_certificates(co
         again = converged.playbook('move_host_volume', extra=wanted)
         assert 'nothing to do' in again.stdout and set(changed(again).values()) == {0}, playbook_said(again)
     finally:
-        client_2.sh('systemctl start sanoid.timer')
-        converged.api('DELETE', '/v1/job/pg?namespace=%s&purge=true' % NAMESPACE, token=submitter)
+        tolerant(client_2.sh, 'systemctl start sanoid.timer')
+        tolerant(converged.api, 'DELETE', '/v1/job/pg?namespace=%s&purge=true' % NAMESPACE, None, submitter)

@@ -14,7 +14,7 @@ import pytest
 from host_volume_job import host_volume_job
 from separate_hosts import CLIENT_1, CLIENT_2
 from topology import host_volumes
-from zfsvm_client import wait_until
+from zfsvm_client import tolerant, wait_until
 
 # The extended tier (docs/testing.md, Tiers): make test leaves it out.
 pytestmark = pytest.mark.extended
@@ -42,14 +42,6 @@ def scheduling(cluster):
     ]  # fmt: skip
     summary = {'nodes': nodes, 'allocations': allocs, 'evaluations': evals, 'deployment': deployment_status(cluster)}
     return json.dumps(summary, indent=1)
-
-
-def tolerant(call, *args):
-    """Clean-up goes on past a call that fails, so that the rest still runs."""
-    try:
-        call(*args)
-    except (AssertionError, pytest.fail.Exception):
-        pass
 
 
 @pytest.fixture(scope='module')
