@@ -95,6 +95,14 @@ class SeparateHosts:
     def mend(self, host):
         self._script('mend', host.name)
 
+    def power_off(self, host):
+        """The host's power cut: every process of it killed at once. Its root (/etc, its agent's state) stays."""
+        self._script('off', host.name)
+
+    def power_on(self, host):
+        """The host booted again on the root it kept, until its sshd answers."""
+        self._script('on', host.name)
+
     def connection_vars(self):
         """How Ansible reaches the hosts as the example inventory's are reached (user admin, who becomes root),
         through the VM as a bastion."""

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import ssl
 import subprocess
 import sys
@@ -171,6 +172,25 @@ def terminate(proc, timeout=30):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def killed_at(argv, env, task):
+    """argv (an ansible-playbook run) killed with SIGKILL, with everything it started on this host, as soon as it
+    prints the start of the task named `task`, like an operator's machine that dies there; its output."""
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    out = []
+    for line in proc.stdout:
+        out.append(line)
+        if line.startswith('TASK [') and task in line:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    text = ''.join(out)
+    assert proc.returncode == -signal.SIGKILL, 'the playbook ended before task %r:\n%s' % (task, text[-3000:])
+    return text
 
 
 def tolerant(call, *args):

@@ -4,6 +4,8 @@
 #   hosts.sh up NAME=ADDRESS ...   each NAME (a fully qualified host name) a host of its own, if not up already
 #   hosts.sh down NAME ...         those hosts gone, with all they wrote
 #   hosts.sh cut NAME / mend NAME  the host's link to the others down, or up again: a real partition
+#   hosts.sh off NAME / on NAME    the host's power cut (all its processes killed at once), or its boot again on the
+#                                  root it kept, as a machine's disk outlives a power cut
 #
 # Each host is a systemd-nspawn container that boots its own systemd: its own network namespace with one address
 # on a bridge that only the hosts and the VM share, its own host name and sshd with a host key of its own, its own
@@ -80,8 +82,14 @@ up_one() {
   # export /, possibly unsupported filesystem or fsid= required", and every client's mount failed with ENOENT).
   mount -t overlay -o "lowerdir=$LOWER,upperdir=$r/upper,workdir=$r/work,index=on,nfs_export=on" "nzc-$name" "$r/root"
   prepare "$fqdn" "$r/root"
+  boot "$name"
+}
+
+# The host's systemd started on its root, as it is.
+boot() {
+  local name=$1 r=$RUN/$1
   # In the unit itself (--keep-unit), which has no device policy: /dev/zfs, bound in, opens. A stop kills the host
-  # at once, as a power cut would: nothing in it is kept. Two kinds of system call that nspawn's default filter
+  # at once, as a power cut would (down then discards its root, off keeps it). Two kinds of system call that nspawn's default filter
   # refuses, which Nomad's exec driver (runc) makes for each task: the keyring's ("unable to join session keyring:
   # ... operation not permitted") and bpf, for the task cgroup's device program ("bpf_prog_query(BPF_CGROUP_DEVICE)
   # failed: operation not permitted"), with the capabilities that program's calls need, as a host's root has them.
@@ -91,8 +99,9 @@ up_one() {
     --capability=CAP_NET_ADMIN,CAP_BPF
 }
 
-down_one() {
-  local fqdn=$1 name; name=$(short "$fqdn")
+# The host's processes killed at once (the unit's KillSignal), and the unit gone; its root, address and link stay.
+off_one() {
+  local name=$1
   systemctl stop "nzc-host-$name" 2>/dev/null || true
   systemctl reset-failed "nzc-host-$name" 2>/dev/null || true
   # Until systemd let go of the unit: a unit it still holds cannot be made again ("Unit ... was already loaded").
@@ -100,6 +109,11 @@ down_one() {
   while [ "$(systemctl show -P LoadState "nzc-host-$name")" != not-found ] && [ $((tries -= 1)) -gt 0 ]; do
     sleep 1; systemctl reset-failed "nzc-host-$name" 2>/dev/null || true
   done
+}
+
+down_one() {
+  local fqdn=$1 name; name=$(short "$fqdn")
+  off_one "$name"
   umount "$RUN/$name/root" 2>/dev/null || true
   umount "$RUN/$name" 2>/dev/null || true
   rmdir "$RUN/$name" 2>/dev/null || true
@@ -135,5 +149,12 @@ case $cmd in
     for fqdn in "$@"; do down_one "$fqdn"; sed -i "/ $fqdn .* # nzc-host\$/d" /etc/hosts; done ;;
   cut) ip -n "$LAN" link set "l-$(short "$1")" down ;;
   mend) ip -n "$LAN" link set "l-$(short "$1")" up ;;
-  *) echo "usage: hosts.sh up NAME=ADDRESS ... | down NAME ... | cut NAME | mend NAME" >&2; exit 2 ;;
+  off) off_one "$(short "$1")" ;;
+  on)
+    name=$(short "$1")
+    [ -d "$RUN/$name/root/etc" ] || { echo "hosts.sh: $1 has no root to boot: bring it up" >&2; exit 1; }
+    systemctl is-active -q "nzc-host-$name" || boot "$name"
+    wait_ssh "$(awk -v h="$1" '$2 == h && $NF == "nzc-host" {print $1}' /etc/hosts)" ;;
+  *) echo "usage: hosts.sh up NAME=ADDRESS ... | down NAME ... | cut NAME | mend NAME | off NAME | on NAME" >&2
+     exit 2 ;;
 esac

@@ -10,6 +10,7 @@ of their own but here share (the VM's kernel holds every host's pools: each host
 pack variables add the clients' addresses, and democratic-csi from source under raw_exec, since the hosts cannot
 run Docker (nomad_agents.py)."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -20,15 +21,17 @@ import tempfile
 import pytest
 import requests
 
-from nomad_agents import NOMAD, make_tls, node_name, ready_nodes, start_client, start_server
+from nomad_agents import NOMAD, SERVER, make_tls, node_name, ready_nodes, start_client, start_server
+from rulebook import rulebook
 from separate_hosts import CLIENT_1, CLIENT_2
-from topology import DATASETS, HOSTS, topology
+from topology import ADMIN, DATASETS, HOSTS, topology
 from zfsvm_client import (
     BIN,
     CACHE,
     REPO,
     ansible_env,
     changed,
+    killed_at,
     mitogen_env,
     playbook_said,
     run_local_module,
@@ -40,9 +43,10 @@ from zfsvm_client import (
 class Cluster:
     """The converged cluster: its hosts, the example's copy and this host's way to Nomad."""
 
-    def __init__(self, vm, hosts, inventory, tls, proxy, management):
+    def __init__(self, vm, hosts, inventory, tls, proxy, forward, management):
         self.vm, self.hosts, self.inventory, self.tls = vm, hosts, inventory, tls
         self.proxies = {'https': proxy}
+        self.forward = forward
         self.management = management
 
     def request(self, method, path, body=None, token=None):
@@ -106,14 +110,64 @@ class Cluster:
     def playbook(self, name, *flags, extra=None):
         """One of the collection's playbooks on the example's copy with topology.yml, with extra vars from a file
         (no secret in any argv); its CompletedProcess."""
+        with self._playbook_argv(name, extra) as argv:
+            return subprocess.run(
+                argv + list(flags), env=self.env(), capture_output=True, text=True, timeout=3600, check=False
+            )
+
+    def playbook_killed_at(self, name, task, extra=None):
+        """The playbook as playbook() runs it, killed (SIGKILL, with everything it started on this host) as soon as
+        it prints the start of the task named `task`, like an operator's machine that dies there; its output."""
+        with self._playbook_argv(name, extra) as argv:
+            return killed_at(argv, self.env(), task)
+
+    @contextlib.contextmanager
+    def _playbook_argv(self, name, extra):
+        """ansible-playbook's argv for one of the collection's playbooks, its extra vars in a file for as long as
+        the block runs."""
         with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
             json.dump(extra or {}, extra_file)
             extra_file.flush()
             argv = [str(BIN / 'ansible-playbook'), '-i', str(self.inventory / 'hosts.yml')]
             argv += ['-i', str(self.inventory / 'topology.yml'), 'nomad_zfs.csi.' + name, '-e', '@' + extra_file.name]
-            return subprocess.run(
-                argv + list(flags), env=self.env(), capture_output=True, text=True, timeout=3600, check=False
-            )
+            yield argv
+
+    def variable(self, path, namespace):
+        """The items of a Nomad Variable, or None where there is none."""
+        response = self.request('GET', '/v1/var/%s?namespace=%s' % (path, namespace))
+        if response.status_code == 404:
+            return None
+        assert response.ok, '%s: %s %s' % (path, response.status_code, response.text)
+        return response.json()['Items']
+
+    @contextlib.contextmanager
+    def follow_rulebook(self, token, workdir, **host_vars):
+        """The follow rulebook on the admin host with the mover's token, as docs/move-and-failover.md says to start
+        it: ansible-rulebook copies the inventory it is given into a directory of its own and runs the playbooks
+        there, so it gets a directory with the example's inventory, group_vars and host_vars, and the admin host's
+        host_vars for the follow (absolute TLS paths, the token from the environment), host_vars added. Its event
+        source reaches the server through the forward; the playbooks it runs, by the example's address."""
+        follow = workdir / 'follow'
+        follow.mkdir()
+        for name in ('hosts.yml', 'topology.yml'):
+            shutil.copy(self.inventory / name, follow)
+        for name in ('group_vars', 'host_vars'):
+            shutil.copytree(self.inventory / name, follow / name)
+        admin = {
+            'host_volume_move_nomad_token': "{{ lookup('ansible.builtin.env', 'NOMAD_TOKEN') }}",
+            'host_volume_move_nomad_ca_cert': str(self.tls / 'nomad-agent-ca.pem'),
+            'host_volume_move_nomad_client_cert': str(self.tls / 'global-cli-nomad.pem'),
+            'host_volume_move_nomad_client_key': str(self.tls / 'global-cli-nomad-key.pem'),
+        }
+        (follow / 'host_vars' / (ADMIN + '.yml')).write_text(json.dumps(admin | host_vars))
+        env = dict(self.env(), NOMAD_ADDR=self.forward, NO_PROXY='localhost,127.0.0.1')
+        env.update(
+            NOMAD_CACERT=admin['host_volume_move_nomad_ca_cert'],
+            NOMAD_CLIENT_CERT=admin['host_volume_move_nomad_client_cert'],
+            NOMAD_CLIENT_KEY=admin['host_volume_move_nomad_client_key'],
+        )
+        with rulebook(follow, env, workdir, token) as followed:
+            yield followed
 
 
 def free_port():
@@ -122,10 +176,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def socks_proxy(vm, port):
-    """ssh -D through the VM: this host's way to the hosts' names and addresses, for as long as it runs."""
+def socks_proxy(vm, port, forward):
+    """ssh -D through the VM: this host's way to the hosts' names and addresses, for as long as it runs. And -L
+    from port forward to the server's API, for what cannot go through a SOCKS proxy (aiohttp: the follow rulebook's
+    event source), at https://localhost:<forward>, a name the server's certificate holds too."""
     argv = vm.ssh_argv()[:-1] + ['-o', 'ControlMaster=no', '-o', 'ExitOnForwardFailure=yes', '-N']
-    argv += ['-D', '127.0.0.1:%d' % port, 'root@127.0.0.1']
+    argv += ['-D', '127.0.0.1:%d' % port, '-L', '127.0.0.1:%d:%s:4646' % (forward, SERVER), 'root@127.0.0.1']
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL)
 
 
@@ -160,8 +216,8 @@ def cluster(vm, separate_hosts, tmp_path_factory):
     start_server(server, tls)
     for client in (client_1, client_2):
         start_client(client, tls)
-    port = free_port()
-    proxy = socks_proxy(vm, port)
+    port, forward = free_port(), free_port()
+    proxy = socks_proxy(vm, port, forward)
     try:
         example = work / 'prod'
         shutil.copytree(REPO / 'inventories' / 'example', example)
@@ -178,7 +234,8 @@ def cluster(vm, separate_hosts, tmp_path_factory):
         csi_key = key.read_text()
         key.unlink()
         hosts = {h.name: h for h in (server, storage, backup, client_1, client_2)}
-        made = Cluster(vm, hosts, example, example / 'files' / 'tls', 'socks5h://127.0.0.1:%d' % port, None)
+        made = Cluster(vm, hosts, example, example / 'files' / 'tls', 'socks5h://127.0.0.1:%d' % port,
+                       'https://localhost:%d' % forward, None)  # fmt: skip
         made.management = wait_until(lambda: bootstrap(made), timeout=120, why='ACL bootstrap')
         ready_nodes(made.api, [node_name(c) for c in (CLIENT_1, CLIENT_2)])
         topology(separate_hosts, example, csi_key, made.management)

@@ -130,3 +130,29 @@ def ready_nodes(api, names):
         return {n['Name']: n for n in api('GET', '/v1/nodes') if n['Status'] == 'ready'}
 
     return wait_until(read, lambda nodes: set(names) <= set(nodes), timeout=300, why='nodes %s ready' % (names,))
+
+
+# A drop-in that holds back the unit's Restart=on-failure, in /run: gone with the host's next boot.
+HELD = '/run/systemd/system/nomad.service.d/crashed.conf'
+
+
+def crash_agent(host):
+    """The host's agent dies (SIGKILL) and stays dead; its tasks run on, outside its unit's cgroup, as a crashed
+    client's do."""
+    host.sh(
+        "mkdir -p %s && printf '[Service]\\nRestart=no\\n' > %s && systemctl daemon-reload && "
+        'systemctl kill --kill-whom=main -s KILL nomad' % (HELD.rsplit('/', 1)[0], HELD)
+    )
+
+
+def start_agent(host):
+    host.sh('rm -f %s && systemctl daemon-reload && systemctl reset-failed nomad; systemctl start nomad' % HELD)
+
+
+def task_pids(vm, alloc_id):
+    """The processes of an allocation's tasks, on whichever host: the exec driver runs each task in a scope of its
+    own, <alloc>.<task>.scope, and the VM sees every host's cgroups. A scope that ends while it is read has no
+    processes left: the read of its vanished files is not an error."""
+    return vm.sh(
+        'find /sys/fs/cgroup -path "*/%s.*.scope/cgroup.procs" -exec cat {} + 2>/dev/null; true' % alloc_id
+    ).stdout.split()

@@ -20,6 +20,8 @@ STORAGE = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all
 DATASETS = ('tank/storage-1', 'tank/backup-1', 'tank/client-1', 'tank/client-2')
 # Where backup-1's pulls land (the example's group_vars/backup_hosts.yml has a pool of its own).
 BACKUP_REPLICAS = 'tank/backup-1/replica'
+# The admin host, where the Nomad half and the moves run (the example's group nomad).
+ADMIN = 'nomad-admin.example.internal'
 
 
 def host_volumes(client, leaf='volumes'):
@@ -47,7 +49,7 @@ def topology(separate_hosts, example, csi_key, management):
     hosts = {
         STORAGE_1: {'nomad_zfs_csi_storage': STORAGE},
         BACKUP_1: {'zfs_replication_replica_parent': BACKUP_REPLICAS},
-        'nomad-admin.example.internal': admin,
+        ADMIN: admin,
     }
     for client in (CLIENT_1, CLIENT_2):
         hosts[client] = {

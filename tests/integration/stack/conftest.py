@@ -2,8 +2,6 @@
 
 import contextlib
 import json
-import os
-import signal
 import subprocess
 import tempfile
 import urllib.error
@@ -17,6 +15,7 @@ from zfsvm_client import (
     REPO,
     STOP_BACKUPS,
     ansible_env,
+    killed_at,
     management_token,
     mitogen_env,
     playbook_said,
@@ -210,25 +209,7 @@ class Stack(object):
             json.dump(extra or {}, extra_file)
             extra_file.flush()
             argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
-            proc = subprocess.Popen(
-                argv + ['-e', '@' + extra_file.name],
-                env=self.playbook_env(True, token),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                start_new_session=True,
-            )
-            out = []
-            for line in proc.stdout:
-                out.append(line)
-                if line.startswith('TASK [') and task in line:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    break
-            proc.wait(timeout=60)
-            text = ''.join(out)
-            assert proc.returncode == -signal.SIGKILL, 'the playbook ended before task %r:\n%s' % (task, text[-3000:])
-            return text
+            return killed_at(argv + ['-e', '@' + extra_file.name], self.playbook_env(True, token), task)
 
     def site(self, *flags, extra=None, mitogen=True):
         return self.playbook(REPO / 'playbooks' / 'site.yml', *flags, extra=extra, mitogen=mitogen)

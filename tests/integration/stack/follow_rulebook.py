@@ -5,42 +5,13 @@ environment); or as the Nomad job of playbooks/follow_controller.yml on the admi
 
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
-import threading
 
 from conftest import REPO
-from zfsvm_client import BIN, changed, collections_path, mitogen_env, playbook_said, terminate, wait_until
-
-
-class Output:
-    def wait_for(self, text, timeout, why):
-        """Until the output holds text; an AssertionError with the end of the output after timeout seconds, or once
-        ansible-rulebook ended."""
-        return (
-            wait_until(
-                lambda: text in self.output() or self.ended(),
-                timeout=timeout,
-                why=lambda _: '%s; the rulebook said:\n%s' % (why, self.output()[-4000:]),
-                pause=5,
-            )
-            and self.output()
-        )
-
-
-class Rulebook(Output):
-    def __init__(self, proc):
-        self.proc, self.lines = proc, []
-        self.reader = threading.Thread(target=lambda: self.lines.extend(proc.stdout), daemon=True)
-        self.reader.start()
-
-    def output(self):
-        return ''.join(self.lines)
-
-    def ended(self):
-        return self.proc.poll() is not None
+from rulebook import Output, rulebook
+from zfsvm_client import BIN, changed, collections_path, mitogen_env, playbook_said
 
 
 @contextlib.contextmanager
@@ -49,25 +20,9 @@ def follow_rulebook(stack, workdir, token, move_vars):
     shutil.copytree(REPO / 'inventories' / 'local', inventory)
     (inventory / 'host_vars').mkdir()
     (inventory / 'host_vars' / 'nomad-dev.yml').write_text(json.dumps(move_vars))
-    env = dict(stack.base_env, **mitogen_env(), **stack.vm.nomad_tls_env, NOMAD_TOKEN=token)
-    env['PATH'] = '%s:%s' % (BIN, os.environ['PATH'])  # ansible-rulebook asks ansible-galaxy where collections are
-    argv = [str(BIN / 'ansible-rulebook'), '-r', 'nomad_zfs.csi.follow', '-i', str(inventory)]
-    proc = subprocess.Popen(
-        argv,
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    rulebook = Rulebook(proc)
-    try:
-        yield rulebook
-    finally:
-        terminate(proc, timeout=60)
-        rulebook.reader.join(timeout=10)
-        assert token not in rulebook.output()
+    env = dict(stack.base_env, **mitogen_env(), **stack.vm.nomad_tls_env)
+    with rulebook(inventory, env, workdir, token) as followed:
+        yield followed
 
 
 FOLLOW_NAMESPACE, FOLLOW_JOB = 'nomad-zfs-csi', 'nomad-zfs-csi-follow'

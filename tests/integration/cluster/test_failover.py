@@ -1,0 +1,300 @@
+"""A failover between the example's clients, on hosts of their own: client-2 is cut from the others by its link
+going down (a real partition: its agent and its tasks run on, and nothing of theirs arrives), then powered off and
+back on with its disk. Never two writers: a volume fails over only once client-2's own agent stopped its tasks
+(stop_on_client_after) or the operator says it is fenced, and the follow rulebook leaves it where it is until then;
+back, client-2 becomes the standby by one command, its diverged copy kept aside. Every move runs on the mover's
+token, as the example's operator runs them."""
+
+import re
+import time
+
+import pytest
+
+from host_volume_job import host_volume_job
+from nomad_agents import crash_agent, node_name, start_agent, task_pids
+from separate_hosts import CLIENT_1, CLIENT_2
+from topology import ADMIN, host_volumes
+from zfsvm_client import changed, playbook_said, pull, tolerant, wait_until
+
+# The extended tier (docs/testing.md, Tiers), until it takes the place of the two nodes' failover.
+pytestmark = pytest.mark.extended
+
+NAMESPACE = 'team-a'
+UNGUARDED, GUARDED = 'ledger', 'cache'
+MARK = 'nomad-zfs-csi:host-volume-id'
+MOVED = 'nomad-zfs-csi:moved-to'
+# cache's group stops itself this many seconds after its client lost the server; the failover waits twice that plus
+# this margin after the node went down (tests/integration/stack/two_nodes says why 30 s).
+FENCE_AFTER, FENCE_MARGIN = 30, 5
+# The first allocation leaves its ID; one that finds it copies it to `seen` and writes 1 MiB more.
+SCRIPT = (
+    'if [ -f /data/first ]; then cat /data/first > /data/seen; head -c 1048576 /dev/urandom > /data/second; '
+    'else echo "$NOMAD_ALLOC_ID" > /data/first; fi; sync; sleep 3600'
+)
+
+
+def dataset(client, name):
+    return '%s/%s/%s' % (host_volumes(client), NAMESPACE, name)
+
+
+def replica_parent(standby, primary):
+    """Where standby's pull puts primary's host volumes: <replica parent>/<primary's host>/<primary's parent>."""
+    return '%s/%s/%s' % (host_volumes(standby, 'replica'), primary, host_volumes(primary))
+
+
+def exists(host, name):
+    return host.zfs('list', name, check=False).returncode == 0
+
+
+def guid(host, snapshot):
+    return host.zfs('get', '-Hp', '-o', 'value', 'guid', snapshot).stdout.strip()
+
+
+def volumes(cluster, name):
+    listed = cluster.api('GET', '/v1/volumes?type=host&namespace=%s&prefix=%s' % (NAMESPACE, name))
+    return [(v['ID'], v['NodeID']) for v in listed if v['Name'] == name]
+
+
+def running(cluster, node_id, job_id):
+    allocs = cluster.api('GET', '/v1/job/%s/allocations?namespace=%s' % (job_id, NAMESPACE))
+    live = [a for a in allocs if a['ClientStatus'] == 'running' and a['NodeID'] == node_id]
+    return live[0] if live else None
+
+
+def node_status(cluster, node_id):
+    return cluster.api('GET', '/v1/node/' + node_id)['Status']
+
+
+def volume_with_job(cluster, name, client, node_id, stop_on_client_after=None):
+    """Volume `name` made on the client's node, and job `name` running there once it wrote its first file; its
+    allocation."""
+    made = cluster.module(
+        'nomad_host_volume',
+        name=name,
+        namespace=NAMESPACE,
+        node_id=node_id,
+        plugin_id='zfs-dataset',
+        capacity_max='64MiB',
+    )
+    assert made.rc == 0, made.output
+    job = host_volume_job(name, name, SCRIPT, True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE)
+    cluster.api('PUT', '/v1/jobs', job)
+    first = wait_until(lambda: running(cluster, node_id, name), timeout=300, why='job %s running' % name)
+    host = cluster.hosts[client]
+    wait_until(lambda: host.sh('test -s /%s/first' % dataset(client, name), check=False).returncode == 0, why='file')
+    return first
+
+
+@pytest.fixture
+def failover_cleanup(converged, separate_hosts):
+    """client-2 mended and on, its agent running and sanoid's timers on again after the test; both jobs purged and
+    their volumes deleted, wherever they are."""
+    clients = [converged.hosts[c] for c in (CLIENT_1, CLIENT_2)]
+    for host in clients:
+        host.sh('systemctl stop sanoid.timer')
+    yield
+    client_2 = converged.hosts[CLIENT_2]
+    separate_hosts.mend(client_2)
+    separate_hosts.power_on(client_2)
+    tolerant(start_agent, client_2)
+    for name in (UNGUARDED, GUARDED):
+        tolerant(converged.api, 'DELETE', '/v1/job/%s?namespace=%s&purge=true' % (name, NAMESPACE))
+        for _id, node_id in volumes(converged, name):
+            tolerant(
+                wait_until,
+                lambda n=node_id, v=name: (
+                    converged.module('nomad_host_volume', name=v, namespace=NAMESPACE, node_id=n, state='deleted').rc
+                    == 0
+                ),
+                bool,
+                120,
+                'volume %s deleted' % name,
+            )
+    for host in clients:
+        tolerant(host.sh, 'systemctl start sanoid.timer')
+
+
+def refused(ran, message):
+    """A playbook run that failed on the admin host with message, having changed nothing there."""
+    assert ran.returncode != 0 and message in ran.stdout, ran.stdout[-3000:]
+    recap = r'^%s\s+: ok=\d+\s+changed=0\s+unreachable=0\s+failed=1' % re.escape(ADMIN)
+    assert re.search(recap, ran.stdout, re.M), ran.stdout[-1500:]
+
+
+def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_as_the_standby(
+    converged, separate_hosts, failover_cleanup, tmp_path
+):
+    cluster, vm = converged, converged.vm
+    client_1, client_2 = cluster.hosts[CLIENT_1], cluster.hosts[CLIENT_2]
+    nodes = cluster.node_ids()
+    to_1, to_2 = node_name(CLIENT_1), node_name(CLIENT_2)
+    mover = cluster.secret('host-volume-mover')
+
+    def plan_refused(message, **args):
+        """What Nomad alone decides, asked of nomad_host_volume_move_plan on the mover's token, as the role's first
+        call asks it: refused, before any change."""
+        result = cluster.module('nomad_host_volume_move_plan', namespace=NAMESPACE, nomad_token=mover, **args)
+        assert result.failed and message in result['msg'], result.output
+        assert result['msg'].endswith(' Nothing was changed.'), result.output
+        return result['msg']
+
+    def run(playbook, **variables):
+        wanted = {'namespace': NAMESPACE, 'vault_nomad_mover_token': mover} | variables
+        return cluster.playbook(playbook, extra=wanted)
+
+    def journal(name):
+        return cluster.variable('nomad-zfs-csi/moves/' + name, NAMESPACE)
+
+    on_2 = dataset(CLIENT_2, UNGUARDED)
+    first = volume_with_job(cluster, UNGUARDED, CLIENT_2, nodes[CLIENT_2])
+    [(first_volume_id, _node)] = volumes(cluster, UNGUARDED)
+    guarded = volume_with_job(cluster, GUARDED, CLIENT_2, nodes[CLIENT_2], stop_on_client_after=FENCE_AFTER)
+    # The last replication before the loss, client-1's pull of client-2 by its timer's service, then a write that
+    # never reaches client-1.
+    snapshot = 'autosnap_' + vm.sh('date -u +%Y-%m-%d_%H:%M:%S').stdout.strip() + '_hourly'
+    client_2.zfs('snapshot', '-r', '%s@%s' % (host_volumes(CLIENT_2), snapshot))
+    standby = replica_parent(CLIENT_1, CLIENT_2)
+    pull(client_1, standby.replace('/', '_'))
+    taken = int(client_2.zfs('get', '-Hp', '-o', 'value', 'creation', '%s@%s' % (on_2, snapshot)).stdout)
+    client_2.sh('echo after-the-last-pull > /%s/lost' % on_2)
+
+    # client-2's link goes down: its agent and both tasks run on, and Nomad marks the node down.
+    separate_hosts.cut(client_2)
+    wait_until(lambda: node_status(cluster, nodes[CLIENT_2]) == 'down', timeout=180, why='client-2 down')
+    early = plan_refused(
+        'Node %s has been down' % to_2, name=GUARDED, to=to_1, failover=True, fence_margin=FENCE_MARGIN
+    )
+    assert 'its allocations %s stop themselves after stop_on_client_after' % guarded['ID'][:8] in early, early
+    assert task_pids(vm, first['ID'])
+    plan_refused('a planned move needs it to send the last', name=UNGUARDED, to=to_1, stop_jobs=True)
+    unguarded = 'Node %s is down, but its allocations %s (%s.g) may still be writing to %s' % (
+        to_2,
+        first['ID'][:8],
+        UNGUARDED,
+        UNGUARDED,
+    )
+    refused(run('failover_host_volume', volume=UNGUARDED, to=to_1), unguarded)
+
+    # client-2's agent stops cache's task itself; once that is certain, cache fails over without the operator's word.
+    wait_until(lambda: not task_pids(vm, guarded['ID']), timeout=120, why="cache's task stopped by client-2's agent")
+    # The servers' clock is the VM's, which every host shares.
+    down_for = int(vm.sh('date +%s').stdout) - cluster.api('GET', '/v1/node/' + nodes[CLIENT_2])['StatusUpdatedAt']
+    time.sleep(max(0, 2 * FENCE_AFTER + FENCE_MARGIN - down_for) + 1)
+    fenced_by_itself = run('failover_host_volume', volume=GUARDED, to=to_1, host_volume_move_fence_margin=FENCE_MARGIN)
+    assert fenced_by_itself.returncode == 0, playbook_said(fenced_by_itself)
+    assert 'allocations stopped themselves (disconnect.stop_on_client_after)' in fenced_by_itself.stdout
+    wait_until(lambda: running(cluster, nodes[CLIENT_1], GUARDED), timeout=300, why='cache running on client-1')
+
+    # ledger's task still writes, cut off: still refused, until client-2 is powered off and the operator says so.
+    plan_refused(unguarded, name=UNGUARDED, to=to_1, failover=True)
+    # Nor does the follow rulebook fail it over, started as an operator starts it: client-2 advertises no fence
+    # watchdog. Its event says why, and so do its metrics for the node exporter.
+    metrics = tmp_path / 'metrics'
+    metrics.mkdir()
+    follow_vars = {'host_volume_move_fence_margin': FENCE_MARGIN, 'host_volume_move_follow_metrics_dir': str(metrics)}
+    with cluster.follow_rulebook(mover, tmp_path, **follow_vars) as followed:
+        said = followed.wait_for("'reason': 'not_fenced'", timeout=300, why="the follow's event")
+    stays = '%s/%s stays (%s' % (NAMESPACE, UNGUARDED, unguarded)
+    assert "'name': '%s'" % UNGUARDED in said and stays in said, said[-6000:]
+    [(_id, node_id)] = volumes(cluster, UNGUARDED)
+    assert node_id == nodes[CLIENT_2] and task_pids(vm, first['ID'])
+    prom = (metrics / ('nomad_zfs_csi_follow_%s.prom' % nodes[CLIENT_2])).read_text()
+    labels = 'node="%s",node_id="%s",kind="failover"' % (to_2, nodes[CLIENT_2])
+    assert 'nomad_zfs_csi_follow_volumes_following{%s} 0' % labels in prom, prom
+    stays_metric = 'nomad_zfs_csi_follow_volume_stays{%s,namespace="%s",volume="%s",reason="not_fenced"} 1'
+    assert stays_metric % (labels, NAMESPACE, UNGUARDED) in prom, prom
+    separate_hosts.power_off(client_2)
+    assert task_pids(vm, first['ID']) == []
+    # The operator's machine dies once Nomad forgot client-2's volume, before the journal says so; the same command,
+    # without fenced=true this time (the journal holds how client-2 was fenced), finishes the failover.
+    cluster.playbook_killed_at(
+        'failover_host_volume',
+        "Record that the lost node's volume is gone",
+        extra={'namespace': NAMESPACE, 'vault_nomad_mover_token': mover, 'volume': UNGUARDED, 'to': to_1,
+               'fenced': True},
+    )  # fmt: skip
+    assert journal(UNGUARDED)['kind'] == 'failover' and volumes(cluster, UNGUARDED) == []
+    failed_over = run('failover_host_volume', volume=UNGUARDED, to=to_1)
+    assert failed_over.returncode == 0, playbook_said(failed_over)
+    assert journal(UNGUARDED) is None and journal(GUARDED) is None
+    assert 'writes no more: the operator says it is fenced (fenced=true)' in failed_over.stdout
+    point = re.search(r'Recovery point of %s: (\S+), taken (\S+), (\d+) s\s+ago' % UNGUARDED, failed_over.stdout)
+    assert point, failed_over.stdout[-3000:]
+    assert point.group(1) == '%s/%s/%s@%s' % (standby, NAMESPACE, UNGUARDED, snapshot)
+    assert point.group(2) == time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(taken))
+
+    # The job runs on client-1, on the data as of that replication: the first file, not the one written after it.
+    [(new_id, node_id)] = volumes(cluster, UNGUARDED)
+    assert node_id == nodes[CLIENT_1], failed_over.stdout[-3000:]
+    again = wait_until(lambda: running(cluster, nodes[CLIENT_1], UNGUARDED), timeout=300, why='ledger on client-1')
+    on_1 = dataset(CLIENT_1, UNGUARDED)
+    wait_until(lambda: client_1.sh('test -s /%s/second' % on_1, check=False).returncode == 0, why='2nd file')
+    assert client_1.sh('cat /%s/seen' % on_1).stdout.strip() == first['ID'] != again['ID']
+    assert client_1.sh('test -e /%s/lost' % on_1, check=False).returncode != 0
+
+    # client-2 comes back with its disk: its copy, with what was written after the last pull, stays, and no
+    # allocation mounts it.
+    separate_hosts.mend(client_2)
+    separate_hosts.power_on(client_2)
+    wait_until(lambda: node_status(cluster, nodes[CLIENT_2]) == 'ready', timeout=300, why='client-2 back')
+    assert running(cluster, nodes[CLIENT_2], UNGUARDED) is None
+    assert running(cluster, nodes[CLIENT_1], UNGUARDED)['ID'] == again['ID']
+    assert volumes(cluster, UNGUARDED) == [(new_id, nodes[CLIENT_1])]
+    mounted = client_2.sh('awk \'$1 == "%s"\' /proc/mounts' % on_2).stdout
+    assert client_2.zfs('get', '-H', '-o', 'value', 'readonly', on_2).stdout.strip() == 'off', mounted
+    # A move back to client-2 now would adopt the volume over that copy: refused before anything changes.
+    refused(run('move_host_volume', volume=UNGUARDED, to=to_2, stop_jobs=True),
+            'Node %s still has a dataset %s' % (to_2, on_2))  # fmt: skip
+    assert running(cluster, nodes[CLIENT_1], UNGUARDED)['ID'] == again['ID']
+
+    # One command makes client-2 the standby. Its copy, with the write after the last pull, is kept aside whole,
+    # read-only and marked; a promoted clone of the recovery point becomes client-2's replica of the volume on
+    # client-1.
+    aside = '%s.diverged-after-%s' % (on_2, snapshot)
+    replica = '%s/%s/%s' % (replica_parent(CLIENT_2, CLIENT_1), NAMESPACE, UNGUARDED)
+    checked = cluster.playbook(
+        'rejoin_host_volume',
+        '--check',
+        '--diff',
+        extra={'namespace': NAMESPACE, 'vault_nomad_mover_token': mover, 'volume': UNGUARDED, 'node': to_2},
+    )
+    assert checked.returncode == 0 and 'would pull it into %s' % replica in checked.stdout, checked.stdout[-3000:]
+    assert exists(client_2, on_2) and not exists(client_2, replica) and not exists(client_2, aside)
+    rejoined = run('rejoin_host_volume', volume=UNGUARDED, node=to_2)
+    assert rejoined.returncode == 0, playbook_said(rejoined)
+    assert 'kept whole as %s' % aside in rejoined.stdout, rejoined.stdout[-3000:]
+    assert not exists(client_2, on_2)
+    assert guid(client_2, replica + '@' + snapshot) == guid(client_1, on_1 + '@' + snapshot)
+    marks = client_2.zfs('get', '-H', '-o', 'value', 'readonly,%s,%s' % (MOVED, MARK), aside).stdout.split()
+    assert marks == ['on', to_1, first_volume_id], marks
+    client_2.zfs('mount', aside)
+    assert client_2.sh('cat /%s/lost' % aside).stdout == 'after-the-last-pull\n'
+
+    # client-2's agent crashes and starts again: its client state still holds the old volume, and the plugin makes
+    # no empty one.
+    crash_agent(client_2)
+    start_agent(client_2)
+    wait_until(lambda: node_status(cluster, nodes[CLIENT_2]) == 'ready', timeout=300, why='client-2 back')
+    assert not exists(client_2, on_2) and volumes(cluster, UNGUARDED) == [(new_id, nodes[CLIENT_1])]
+
+    # client-2's next pull sends only what client-1 wrote since the recovery point; a second rejoin changes nothing.
+    later = 'autosnap_' + vm.sh('date -u -d "+1 hour" +%Y-%m-%d_%H:%M:%S').stdout.strip() + '_hourly'
+    client_1.zfs('snapshot', '%s@%s' % (on_1, later))
+    said = pull(client_2, replica_parent(CLIENT_2, CLIENT_1).replace('/', '_'))
+    assert re.search(r"Sending incremental %s@'?\S+'? \.\.\. '?%s" % (on_1, later), said), said
+    assert guid(client_2, replica + '@' + later) == guid(client_1, on_1 + '@' + later)
+    again_run = run('rejoin_host_volume', volume=UNGUARDED, node=to_2)
+    assert set(changed(again_run).values()) == {0}, playbook_said(again_run)
+
+    # Nomad's client on client-2 still holds the old volume in its state, and with it the name on that node: the
+    # same name cannot be made there again (docs/move-and-failover.md, a move back is a documented limit).
+    held = cluster.module(
+        'nomad_host_volume',
+        name=UNGUARDED,
+        namespace=NAMESPACE,
+        node_id=nodes[CLIENT_2],
+        plugin_id='zfs-dataset',
+        capacity_max='64MiB',
+    )
+    assert held.failed and 'volume name already exists on this node' in held['msg'], held.output
+    assert volumes(cluster, UNGUARDED) == [(new_id, nodes[CLIENT_1])]
