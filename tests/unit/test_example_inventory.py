@@ -46,7 +46,7 @@ def unknown(value, spec, where):
 
 def test_every_variable_is_one_a_role_knows():
     options = role_options()
-    files = sorted(EXAMPLE.glob('group_vars/*.yml')) + sorted(EXAMPLE.glob('host_vars/*.yml'))
+    files = sorted(EXAMPLE.glob('group_vars/**/*.yml')) + sorted(EXAMPLE.glob('host_vars/*.yml'))
     assert len(files) >= 5
     problems = []
     for path in files:
@@ -65,7 +65,7 @@ def test_every_variable_is_one_a_role_knows():
 def test_the_move_asks_each_agent_with_the_files_its_client_holds():
     """The move calls each node's agent from the node's host: with the TLS files that the host volume plugin reads
     there, since a client holds no CLI certificate (deploy.md)."""
-    nomad = yaml.safe_load((EXAMPLE / 'group_vars' / 'nomad.yml').read_text())
+    nomad = yaml.safe_load((EXAMPLE / 'group_vars' / 'nomad' / 'main.yml').read_text())
     clients = yaml.safe_load((EXAMPLE / 'group_vars' / 'host_volume_clients.yml').read_text())
     for leaf in ('ca_cert', 'client_cert', 'client_key'):
         assert nomad['host_volume_move_agent_' + leaf] == clients['host_volume_plugin_nomad_' + leaf], leaf
@@ -133,3 +133,23 @@ def test_each_pull_is_of_a_parent_its_primary_snapshots_into_the_parent_its_plug
             assert parent in hosts[primary]['snapshots'], (host, primary, parent)
         if host.startswith('client-'):
             assert said['replicas'] == said['adopts'], host
+
+
+def test_the_vault_deploy_md_has_users_make_hides_none_of_the_admin_hosts_variables(tmp_path):
+    """deploy.md has users create group_vars/nomad/vault.yml. Ansible reads a group's directory and then no file of
+    the same name beside it (DataLoader.find_vars_files stops at the first match), so the admin host's variables are
+    in group_vars/nomad/ too: with a nomad.yml beside the directory, the vault alone was read, and the admin host was
+    reached by SSH."""
+    example = tmp_path / 'prod'
+    shutil.copytree(EXAMPLE, example)
+    (example / 'group_vars' / 'nomad' / 'vault.yml').write_text('vault_nomad_mover_token: from-the-vault\n')
+    hosts = rendered(
+        (example / 'hosts.yml',),
+        '{{ [ansible_connection | default("ssh"), host_volume_move_nomad_addr | default(""),'
+        ' vault_nomad_mover_token | default("")] }}',
+    )
+    assert hosts['nomad-admin.example.internal'] == [
+        'local',
+        'https://nomad.example.internal:4646',
+        'from-the-vault',
+    ], hosts

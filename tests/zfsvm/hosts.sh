@@ -5,7 +5,9 @@
 #   hosts.sh down NAME ...         those hosts gone, with all they wrote
 #   hosts.sh cut NAME / mend NAME  the host's link to the others down, or up again: a real partition
 #   hosts.sh off NAME / on NAME    the host's power cut (all its processes killed at once), or its boot again on the
-#                                  root it kept, as a machine's disk outlives a power cut
+#                                  root it kept, as a machine's disk outlives a power cut (mend a cut host first: on
+#                                  waits for its sshd). Its address and what the kernel serves for it stay (an NFS
+#                                  server's nfsd): a power cut of a client, not of a storage host.
 #
 # Each host is a systemd-nspawn container that boots its own systemd: its own network namespace with one address
 # on a bridge that only the hosts and the VM share, its own host name and sshd with a host key of its own, its own
@@ -65,6 +67,8 @@ up_one() {
   local fqdn=$1 address=$2 name r
   name=$(short "$fqdn"); r=$RUN/$name
   systemctl is-active -q "nzc-host-$name" && return 0
+  # Off (hosts.sh off): booted again on its root, as on does.
+  if mountpoint -q "$r/root"; then boot "$name"; return 0; fi
   down_one "$fqdn"
   ip netns add "$name"
   ip link add "h-$name" type veth peer name "l-$name"
@@ -106,7 +110,8 @@ off_one() {
   systemctl reset-failed "nzc-host-$name" 2>/dev/null || true
   # Until systemd let go of the unit: a unit it still holds cannot be made again ("Unit ... was already loaded").
   local tries=30
-  while [ "$(systemctl show -P LoadState "nzc-host-$name")" != not-found ] && [ $((tries -= 1)) -gt 0 ]; do
+  while [ "$(systemctl show -P LoadState "nzc-host-$name")" != not-found ]; do
+    [ $((tries -= 1)) -gt 0 ] || { echo "hosts.sh: systemd still holds nzc-host-$name after 30 s" >&2; return 1; }
     sleep 1; systemctl reset-failed "nzc-host-$name" 2>/dev/null || true
   done
 }
@@ -154,7 +159,9 @@ case $cmd in
     name=$(short "$1")
     [ -d "$RUN/$name/root/etc" ] || { echo "hosts.sh: $1 has no root to boot: bring it up" >&2; exit 1; }
     systemctl is-active -q "nzc-host-$name" || boot "$name"
-    wait_ssh "$(awk -v h="$1" '$2 == h && $NF == "nzc-host" {print $1}' /etc/hosts)" ;;
+    address=$(awk -v h="$1" '($2 == h || $3 == h) && $NF == "nzc-host" {print $1}' /etc/hosts)
+    [ -n "$address" ] || { echo "hosts.sh: $1 has no address: bring it up" >&2; exit 1; }
+    wait_ssh "$address" ;;
   *) echo "usage: hosts.sh up NAME=ADDRESS ... | down NAME ... | cut NAME | mend NAME | off NAME | on NAME" >&2
      exit 2 ;;
 esac

@@ -4,8 +4,9 @@ this one, as the example's `ansible_connection: local` says, and it reaches Noma
 https://nomad.example.internal:4646 through the VM as a bastion (ssh -D, a SOCKS proxy that resolves the name where
 the hosts live), as a workstation outside the cluster's network does.
 
-A copy of the example is made as docs/deploy.md says, files and all. One file, topology.yml (a second inventory
-source), overrides what this topology must: how to reach the hosts, the secrets, and what the hosts would each have
+A copy of the example is made as docs/deploy.md says, files and all, with the secrets in the vault it says to
+create (group_vars/nomad/vault.yml, its password in ANSIBLE_VAULT_PASSWORD_FILE). One file more, topology.yml (a
+second inventory source), overrides what this topology must: how to reach the hosts, and what the hosts would each have
 of their own but here share (the VM's kernel holds every host's pools: each host gets a parent of its own). Its
 pack variables add the clients' addresses, and democratic-csi from source under raw_exec, since the hosts cannot
 run Docker (nomad_agents.py)."""
@@ -24,7 +25,7 @@ import requests
 from nomad_agents import NOMAD, SERVER, make_tls, node_name, ready_nodes, start_client, start_server
 from rulebook import rulebook
 from separate_hosts import CLIENT_1, CLIENT_2
-from topology import ADMIN, DATASETS, HOSTS, topology
+from topology import ADMIN, DATASETS, HOSTS, topology, vault
 from zfsvm_client import (
     BIN,
     CACHE,
@@ -47,6 +48,8 @@ class Cluster:
         self.vm, self.hosts, self.inventory, self.tls = vm, hosts, inventory, tls
         self.proxies = {'https': proxy}
         self.forward = forward
+        # The vault's password file (topology.vault), once the vault is made.
+        self.vault_password = None
         self.management = management
 
     def request(self, method, path, body=None, token=None):
@@ -69,19 +72,20 @@ class Cluster:
         return response.json() if response.text.strip() else None
 
     def module_args(self, **args):
-        """The Nomad modules' connection options as the admin host's roles have them (the management token), then
-        args."""
+        """The Nomad modules' connection options as the admin host's roles have them, then args; the token apart
+        (module())."""
         return {
             'nomad_addr': NOMAD,
-            'nomad_token': self.management,
             'ca_cert': str(self.tls / 'nomad-agent-ca.pem'),
             'client_cert': str(self.tls / 'global-cli-nomad.pem'),
             'client_key': str(self.tls / 'global-cli-nomad-key.pem'),
         } | args
 
-    def module(self, module, **args):
-        """A Nomad module run on the admin host (module_args); its result."""
-        return run_local_module(self.env(), module, self.module_args(**args))
+    def module(self, module, token=None, **args):
+        """A Nomad module run on the admin host (module_args) on token, the management token unless told, which it
+        reads from NOMAD_TOKEN (no secret in any argv); its result."""
+        env = dict(self.env(), NOMAD_TOKEN=token or self.management)
+        return run_local_module(env, module, self.module_args(**args))
 
     def module_on(self, host, module, args):
         """A collection module run on one host of the example's copy, as its roles run there; its result."""
@@ -100,7 +104,8 @@ class Cluster:
         """What ansible-playbook, nomad-pack and the nomad CLI run with on the admin host: nomad-pack on its PATH, as
         deploy.md says."""
         path = '%s:%s' % (CACHE / 'bin', os.environ['PATH'])
-        return ansible_env(HTTPS_PROXY=self.proxies['https'], PATH=path, **mitogen_env())
+        vault_password = {'ANSIBLE_VAULT_PASSWORD_FILE': str(self.vault_password)} if self.vault_password else {}
+        return ansible_env(HTTPS_PROXY=self.proxies['https'], PATH=path, **mitogen_env(), **vault_password)
 
     def site(self, *flags):
         """site.yml on the example's copy with topology.yml, as deploy.md runs it (the monitoring play has no host
@@ -144,8 +149,9 @@ class Cluster:
     def follow_rulebook(self, token, workdir, **host_vars):
         """The follow rulebook on the admin host with the mover's token, as docs/move-and-failover.md says to start
         it: ansible-rulebook copies the inventory it is given into a directory of its own and runs the playbooks
-        there, so it gets a directory with the example's inventory, group_vars and host_vars, and the admin host's
-        host_vars for the follow (absolute TLS paths, the token from the environment), host_vars added. Its event
+        there, so it gets a directory with the example's inventory, group_vars and host_vars, the vault left out, and
+        the admin host's host_vars for the follow (absolute TLS paths, the token from the environment), host_vars
+        added. Its event
         source reaches the server through the forward; the playbooks it runs, by the example's address."""
         follow = workdir / 'follow'
         follow.mkdir()
@@ -153,6 +159,7 @@ class Cluster:
             shutil.copy(self.inventory / name, follow)
         for name in ('group_vars', 'host_vars'):
             shutil.copytree(self.inventory / name, follow / name)
+        (follow / 'group_vars' / 'nomad' / 'vault.yml').unlink()
         admin = {
             'host_volume_move_nomad_token': "{{ lookup('ansible.builtin.env', 'NOMAD_TOKEN') }}",
             'host_volume_move_nomad_ca_cert': str(self.tls / 'nomad-agent-ca.pem'),
@@ -161,6 +168,7 @@ class Cluster:
         }
         (follow / 'host_vars' / (ADMIN + '.yml')).write_text(json.dumps(admin | host_vars))
         env = dict(self.env(), NOMAD_ADDR=self.forward, NO_PROXY='localhost,127.0.0.1')
+        env.pop('ANSIBLE_VAULT_PASSWORD_FILE', None)  # no vault, as the docs say
         env.update(
             NOMAD_CACERT=admin['host_volume_move_nomad_ca_cert'],
             NOMAD_CLIENT_CERT=admin['host_volume_move_nomad_client_cert'],
@@ -168,6 +176,7 @@ class Cluster:
         )
         with rulebook(follow, env, workdir, token) as followed:
             yield followed
+        assert self.management not in followed.output()
 
 
 def free_port():
@@ -238,7 +247,8 @@ def cluster(vm, separate_hosts, tmp_path_factory):
                        'https://localhost:%d' % forward, None)  # fmt: skip
         made.management = wait_until(lambda: bootstrap(made), timeout=120, why='ACL bootstrap')
         ready_nodes(made.api, [node_name(c) for c in (CLIENT_1, CLIENT_2)])
-        topology(separate_hosts, example, csi_key, made.management)
+        topology(separate_hosts, example)
+        made.vault_password = vault(example, csi_key, made.management)
         yield made
     finally:
         proxy.terminate()

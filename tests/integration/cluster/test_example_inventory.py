@@ -66,7 +66,7 @@ def host_volume(converged):
     with the nomad_host_volume module."""
     result = converged.module(
         'nomad_host_volume',
-        nomad_token=converged.secret('host-volume-operator'),
+        token=converged.secret('host-volume-operator'),
         name=HOST_VOLUME,
         namespace=NAMESPACE,
         node_id=converged.node_ids()[CLIENT_2],

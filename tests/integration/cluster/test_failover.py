@@ -14,7 +14,7 @@ from host_volume_job import host_volume_job
 from nomad_agents import crash_agent, node_name, start_agent, task_pids
 from separate_hosts import CLIENT_1, CLIENT_2
 from topology import ADMIN, host_volumes
-from zfsvm_client import changed, playbook_said, pull, tolerant, wait_until
+from zfsvm_client import STOP_BACKUPS, changed, playbook_said, pull, tolerant, wait_until
 
 # The extended tier (docs/testing.md, Tiers), until it takes the place of the two nodes' failover.
 pytestmark = pytest.mark.extended
@@ -87,15 +87,16 @@ def volume_with_job(cluster, name, client, node_id, stop_on_client_after=None):
 
 @pytest.fixture
 def failover_cleanup(converged, separate_hosts):
-    """client-2 mended and on, its agent running and sanoid's timers on again after the test; both jobs purged and
-    their volumes deleted, wherever they are."""
+    """Both clients' backups stopped for the test (sanoid's timer, and the pulls' that could take a pull's work from
+    the test's own); afterwards client-2 mended and on, its agent running, both jobs purged and their volumes deleted
+    wherever they are, what the test made under the clients' parents gone, and the timers on again."""
     clients = [converged.hosts[c] for c in (CLIENT_1, CLIENT_2)]
     for host in clients:
-        host.sh('systemctl stop sanoid.timer')
+        host.sh(STOP_BACKUPS)
     yield
     client_2 = converged.hosts[CLIENT_2]
-    separate_hosts.mend(client_2)
-    separate_hosts.power_on(client_2)
+    tolerant(separate_hosts.mend, client_2)
+    tolerant(separate_hosts.power_on, client_2)
     tolerant(start_agent, client_2)
     for name in (UNGUARDED, GUARDED):
         tolerant(converged.api, 'DELETE', '/v1/job/%s?namespace=%s&purge=true' % (name, NAMESPACE))
@@ -110,8 +111,15 @@ def failover_cleanup(converged, separate_hosts):
                 120,
                 'volume %s deleted' % name,
             )
-    for host in clients:
-        tolerant(host.sh, 'systemctl start sanoid.timer')
+    # The copies the failover and the rejoin left on each client: volumes, replicas, copies kept aside.
+    for client in (CLIENT_1, CLIENT_2):
+        host = converged.hosts[client]
+        listed = host.zfs('list', '-H', '-o', 'name', '-r', 'tank/' + node_name(client), check=False).stdout.split()
+        for name in listed:
+            namespace, leaf = name.split('/')[-2:]
+            if namespace == NAMESPACE and leaf.split('.diverged-after-')[0] in (UNGUARDED, GUARDED):
+                tolerant(host.zfs, 'destroy', '-r', name)
+        tolerant(host.sh, "systemctl start sanoid.timer 'zfs-replication-pull@*.timer'")
 
 
 def refused(ran, message):
@@ -133,7 +141,7 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
     def plan_refused(message, **args):
         """What Nomad alone decides, asked of nomad_host_volume_move_plan on the mover's token, as the role's first
         call asks it: refused, before any change."""
-        result = cluster.module('nomad_host_volume_move_plan', namespace=NAMESPACE, nomad_token=mover, **args)
+        result = cluster.module('nomad_host_volume_move_plan', token=mover, namespace=NAMESPACE, **args)
         assert result.failed and message in result['msg'], result.output
         assert result['msg'].endswith(' Nothing was changed.'), result.output
         return result['msg']
@@ -240,8 +248,13 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
     assert running(cluster, nodes[CLIENT_2], UNGUARDED) is None
     assert running(cluster, nodes[CLIENT_1], UNGUARDED)['ID'] == again['ID']
     assert volumes(cluster, UNGUARDED) == [(new_id, nodes[CLIENT_1])]
-    mounted = client_2.sh('awk \'$1 == "%s"\' /proc/mounts' % on_2).stdout
-    assert client_2.zfs('get', '-H', '-o', 'value', 'readonly', on_2).stdout.strip() == 'off', mounted
+    # Its timers start at its boot: stopped again, as for the test.
+    client_2.sh(STOP_BACKUPS)
+    # The hosts' boot mounts nothing (zfs-mount.service is masked: it would mount every host's datasets), and Nomad's
+    # restore of the volume it still holds does not either: mounted here as a real host's boot would.
+    if client_2.zfs('get', '-H', '-o', 'value', 'mounted', on_2).stdout.strip() == 'no':
+        client_2.zfs('mount', on_2)
+    assert client_2.sh('cat /%s/lost' % on_2).stdout == 'after-the-last-pull\n'
     # A move back to client-2 now would adopt the volume over that copy: refused before anything changes.
     refused(run('move_host_volume', volume=UNGUARDED, to=to_2, stop_jobs=True),
             'Node %s still has a dataset %s' % (to_2, on_2))  # fmt: skip
@@ -273,8 +286,14 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
     # client-2's agent crashes and starts again: its client state still holds the old volume, and the plugin makes
     # no empty one.
     crash_agent(client_2)
+    since = vm.sh('date +%s').stdout.strip()
     start_agent(client_2)
-    wait_until(lambda: node_status(cluster, nodes[CLIENT_2]) == 'ready', timeout=300, why='client-2 back')
+    # Registered again, which its client does after its restore of the volumes its state holds.
+    journal = 'journalctl -u nomad --since @%s --no-pager -o cat' % since
+    wait_until(
+        lambda: 'node registration complete' in client_2.sh(journal).stdout, timeout=300, why="client-2's agent back"
+    )
+    wait_until(lambda: node_status(cluster, nodes[CLIENT_2]) == 'ready', timeout=300, why='client-2 ready')
     assert not exists(client_2, on_2) and volumes(cluster, UNGUARDED) == [(new_id, nodes[CLIENT_1])]
 
     # client-2's next pull sends only what client-1 wrote since the recovery point; a second rejoin changes nothing.

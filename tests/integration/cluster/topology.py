@@ -2,12 +2,14 @@
 the hosts it names."""
 
 import json
+import secrets
+import subprocess
 
 import yaml
 
 from nomad_agents import SERVER
 from separate_hosts import ADDRESSES, BACKUP_1, CLIENT_1, CLIENT_2, STORAGE_1
-from zfsvm_client import REPO
+from zfsvm_client import BIN, REPO
 
 # Brought up in this order, and down in the reverse: a client goes while storage-1 still answers its NFS mount's
 # unmount, which a client without its server waits on for minutes (the teardown took 260 s the other way round).
@@ -29,12 +31,25 @@ def host_volumes(client, leaf='volumes'):
     return 'tank/%s/%s' % (client.split('.', maxsplit=1)[0], leaf)
 
 
-def topology(separate_hosts, example, csi_key, management):
-    """topology.yml: the one file that differs from the example."""
+def vault(example, csi_key, management):
+    """group_vars/nomad/vault.yml as deploy.md has the operator create it, encrypted with a password in a file that
+    ANSIBLE_VAULT_PASSWORD_FILE names (the Cluster's environment); that file's path."""
+    password = example.parent / 'vault-pass'
+    password.write_text(secrets.token_hex(16) + '\n')
+    password.chmod(0o600)
+    path = example / 'group_vars' / 'nomad' / 'vault.yml'
+    path.write_text(yaml.safe_dump({'vault_nomad_management_token': management, 'vault_csi_ssh_private_key': csi_key}))
+    subprocess.run(
+        [str(BIN / 'ansible-vault'), 'encrypt', '--vault-password-file', str(password), str(path)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return password
+
+
+def topology(separate_hosts, example):
+    """topology.yml: the one file that differs from the example, secrets apart (vault())."""
     admin = {
         'nomad_zfs_csi_storage': STORAGE,
-        'vault_nomad_management_token': management,
-        'vault_csi_ssh_private_key': csi_key,
         'csi_plugin_pack_vars': {
             'nfs_clients': ['%s/32' % ADDRESSES[c] for c in (CLIENT_1, CLIENT_2)],
             'task_driver': 'raw_exec',
