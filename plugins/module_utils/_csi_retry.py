@@ -14,8 +14,12 @@ NomadModule.apply(steps, retry=csi_write_retryable) makes such a call again for 
   answers it to a DeleteVolume that arrives while the node still unstages the volume for an allocation that just
   stopped.
 - gRPC Unavailable, which CSI leaves to the caller to retry: seen in CI as "closing transport due to: connection
-  error ... received prior goaway" when the controller task restarted under a create. CSI's CreateVolume,
-  DeleteVolume, CreateSnapshot and DeleteSnapshot are idempotent, so the same call again is safe.
+  error ... received prior goaway" when the controller task restarted under a create.
+- A DeleteVolume whose dataset is busy: democratic-csi tries its destroy for 60 s, then answers Internal with ZFS's
+  "pool or dataset is busy". Seen in a rehearsal on 2026-12-04, beside two emulated VMs: the delete of a volume
+  whose workload had just stopped, its claim freed, found the storage host's unmount still refused a minute on.
+  A dataset that something keeps busy for good still fails, with that answer, after RETRY_SECONDS.
+CSI's CreateVolume, DeleteVolume, CreateSnapshot and DeleteSnapshot are idempotent, so the same call again is safe.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,6 +30,7 @@ NO_CONTROLLER = 'plugin has no controller'
 NO_HEALTHY_CONTROLLER = 'no healthy controllers for CSI plugin'
 ABORTED = 'code = Aborted'
 UNAVAILABLE = 'code = Unavailable'
+DELETE_VOLUME, BUSY = 'CSI.ControllerDeleteVolume', 'dataset is busy'
 RETRY_SECONDS = 300
 
 
@@ -36,4 +41,5 @@ def csi_write_retryable(error):
         or error.nomad_error.startswith(NO_HEALTHY_CONTROLLER)
         or ABORTED in error.nomad_error
         or UNAVAILABLE in error.nomad_error
+        or (DELETE_VOLUME in error.nomad_error and BUSY in error.nomad_error)
     )

@@ -34,7 +34,9 @@ description:
   - Every write retries for up to 300 seconds while Nomad answers V(plugin has no controller) (for a
     while after a plugin turns healthy) or the plugin answers gRPC V(Aborted) (an operation on the
     volume is still in progress, for example the node unstaging it for an allocation that just stopped)
-    or V(Unavailable) (the controller is restarting, for example while its job is updated).
+    or V(Unavailable) (the controller is restarting, for example while its job is updated). A delete
+    also retries while the storage host finds the dataset busy (V(dataset is busy)), as it may for a
+    minute after the volume's last workload stopped.
 author:
   - nomad_zfs.csi developers (@nomad-zfs-csi)
 extends_documentation_fragment:

@@ -219,6 +219,39 @@ def test_deleted_retries_while_the_plugin_answers_aborted(run_main, nomad, monke
     assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/delete'] * 3
 
 
+# Nomad's answer, as democratic-csi words it (Internal, after its own 60 s of destroys), when the storage host's
+# unmount of a volume whose workload had just stopped was refused (rehearsal of 2026-12-04).
+BUSY = (
+    'rpc error: controller delete volume: CSI.ControllerDeleteVolume: rpc error: code = Internal desc = Error: '
+    "cannot unmount '/tank/nomad/csi/pgdata': pool or dataset is busy"
+)
+
+
+def test_deleted_retries_while_the_dataset_is_busy_and_a_create_does_not(run_main, nomad, monkeypatch):
+    nomad.objects['volume/csi/pgdata'] = READ
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    answers = [NomadError('Nomad at fake refused DELETE (500): ' + BUSY, 500, BUSY)]
+
+    def busy_once(body, params):
+        if answers:
+            raise answers.pop()
+
+    nomad.handlers[('delete', 'volume/csi/pgdata/delete')] = busy_once
+    assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'})['changed']
+    assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/delete'] * 2
+    # The same words from a create are no passing answer.
+    busy_create = BUSY.replace('ControllerDeleteVolume', 'ControllerCreateVolume')
+
+    def refuse(body, params):
+        raise NomadError('Nomad at fake refused PUT (500): ' + busy_create, 500, busy_create)
+
+    nomad.objects.pop('volume/csi/pgdata')
+    nomad.handlers[('put', 'volume/csi/pgdata/create')] = refuse
+    failed = run_main(nomad_csi_volume, ARGS)
+    assert failed['failed'] and 'dataset is busy' in failed['msg']
+    assert [c[1] for c in nomad.writes()][-1:] == ['volume/csi/pgdata/create'] and len(nomad.writes()) == 3
+
+
 # Nomad's answer in CI when the controller task restarted under a create.
 RESTARTING = (
     '1 error occurred:\n\t* controller create volume: CSI.ControllerCreateVolume: rpc error: code = Unavailable '
