@@ -204,21 +204,6 @@ LOCKED = (
     'operation locked due to in progress operation(s): ["volume_id_pgdata"]'
 )
 
-
-def test_deleted_retries_while_the_plugin_answers_aborted(run_main, nomad, monkeypatch):
-    nomad.objects['volume/csi/pgdata'] = READ
-    monkeypatch.setattr('time.sleep', lambda seconds: None)
-    answers = [NomadError('Nomad at fake refused DELETE (500): ' + LOCKED, 500, LOCKED)] * 2
-
-    def locked_twice(body, params):
-        if answers:
-            raise answers.pop()
-
-    nomad.handlers[('delete', 'volume/csi/pgdata/delete')] = locked_twice
-    assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'})['changed']
-    assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/delete'] * 3
-
-
 # Nomad's answer, as democratic-csi words it (Internal, after its own 60 s of destroys), when the storage host's
 # unmount of a volume whose workload had just stopped was refused (rehearsal of 2026-12-04).
 BUSY = (
@@ -227,29 +212,32 @@ BUSY = (
 )
 
 
-def test_deleted_retries_while_the_dataset_is_busy_and_a_create_does_not(run_main, nomad, monkeypatch):
+@pytest.mark.parametrize('answer', [LOCKED, BUSY], ids=['aborted', 'busy'])
+def test_deleted_retries_while_the_plugin_answers_aborted_or_busy(run_main, nomad, monkeypatch, answer):
     nomad.objects['volume/csi/pgdata'] = READ
     monkeypatch.setattr('time.sleep', lambda seconds: None)
-    answers = [NomadError('Nomad at fake refused DELETE (500): ' + BUSY, 500, BUSY)]
+    answers = [NomadError('Nomad at fake refused DELETE (500): ' + answer, 500, answer)] * 2
 
-    def busy_once(body, params):
+    def refused_twice(body, params):
         if answers:
             raise answers.pop()
 
-    nomad.handlers[('delete', 'volume/csi/pgdata/delete')] = busy_once
+    nomad.handlers[('delete', 'volume/csi/pgdata/delete')] = refused_twice
     assert run_main(nomad_csi_volume, {'id': 'pgdata', 'state': 'deleted'})['changed']
-    assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/delete'] * 2
-    # The same words from a create are no passing answer.
+    assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/delete'] * 3
+
+
+def test_a_create_is_not_retried_for_a_busy_dataset(run_main, nomad):
+    """Busy is a passing answer to a delete only."""
     busy_create = BUSY.replace('ControllerDeleteVolume', 'ControllerCreateVolume')
 
     def refuse(body, params):
         raise NomadError('Nomad at fake refused PUT (500): ' + busy_create, 500, busy_create)
 
-    nomad.objects.pop('volume/csi/pgdata')
     nomad.handlers[('put', 'volume/csi/pgdata/create')] = refuse
     failed = run_main(nomad_csi_volume, ARGS)
     assert failed['failed'] and 'dataset is busy' in failed['msg']
-    assert [c[1] for c in nomad.writes()][-1:] == ['volume/csi/pgdata/create'] and len(nomad.writes()) == 3
+    assert [c[1] for c in nomad.writes()] == ['volume/csi/pgdata/create']
 
 
 # Nomad's answer in CI when the controller task restarted under a create.
