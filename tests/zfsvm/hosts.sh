@@ -93,9 +93,9 @@ up_one() {
 boot() {
   local name=$1 r=$RUN/$1
   # In the unit itself (--keep-unit), which has no device policy: /dev/zfs, bound in, opens. A stop kills the host
-  # at once, as a power cut would (down then discards its root, off keeps it). Two kinds of system call that nspawn's default filter
-  # refuses, which Nomad's exec driver (runc) makes for each task: the keyring's ("unable to join session keyring:
-  # ... operation not permitted") and bpf, for the task cgroup's device program ("bpf_prog_query(BPF_CGROUP_DEVICE)
+  # at once, as a power cut would (down then discards its root, off keeps it). Two kinds of system call that
+  # nspawn's default filter refuses, which Nomad's exec driver (runc) makes for each task: the keyring's ("unable to
+  # join session keyring: ... operation not permitted") and bpf, for the task cgroup's device program ("bpf_prog_query(BPF_CGROUP_DEVICE)
   # failed: operation not permitted"), with the capabilities that program's calls need, as a host's root has them.
   systemd-run --quiet --collect --unit="nzc-host-$name" --property=KillSignal=SIGKILL \
     systemd-nspawn --quiet --boot --keep-unit --register=no --machine="$name" --directory="$r/root" \

@@ -151,8 +151,8 @@ class Cluster:
         it: ansible-rulebook copies the inventory it is given into a directory of its own and runs the playbooks
         there, so it gets a directory with the example's inventory, group_vars and host_vars, the vault left out, and
         the admin host's host_vars for the follow (absolute TLS paths, the token from the environment), host_vars
-        added. Its event
-        source reaches the server through the forward; the playbooks it runs, by the example's address."""
+        added. Its event source reaches the server through the forward; the playbooks it runs, by the example's
+        address."""
         follow = workdir / 'follow'
         follow.mkdir()
         for name in ('hosts.yml', 'topology.yml'):

@@ -146,9 +146,12 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
         assert result['msg'].endswith(' Nothing was changed.'), result.output
         return result['msg']
 
-    def run(playbook, **variables):
-        wanted = {'namespace': NAMESPACE, 'vault_nomad_mover_token': mover} | variables
-        return cluster.playbook(playbook, extra=wanted)
+    def wanted(**variables):
+        """A move's extra vars in tenant team-a's namespace, on the mover's token."""
+        return {'namespace': NAMESPACE, 'vault_nomad_mover_token': mover} | variables
+
+    def run(playbook, *flags, **variables):
+        return cluster.playbook(playbook, *flags, extra=wanted(**variables))
 
     def journal(name):
         return cluster.variable('nomad-zfs-csi/moves/' + name, NAMESPACE)
@@ -215,12 +218,8 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
     assert task_pids(vm, first['ID']) == []
     # The operator's machine dies once Nomad forgot client-2's volume, before the journal says so; the same command,
     # without fenced=true this time (the journal holds how client-2 was fenced), finishes the failover.
-    cluster.playbook_killed_at(
-        'failover_host_volume',
-        "Record that the lost node's volume is gone",
-        extra={'namespace': NAMESPACE, 'vault_nomad_mover_token': mover, 'volume': UNGUARDED, 'to': to_1,
-               'fenced': True},
-    )  # fmt: skip
+    gone = "Record that the lost node's volume is gone"
+    cluster.playbook_killed_at('failover_host_volume', gone, extra=wanted(volume=UNGUARDED, to=to_1, fenced=True))
     assert journal(UNGUARDED)['kind'] == 'failover' and volumes(cluster, UNGUARDED) == []
     failed_over = run('failover_host_volume', volume=UNGUARDED, to=to_1)
     assert failed_over.returncode == 0, playbook_said(failed_over)
@@ -265,12 +264,7 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
     # client-1.
     aside = '%s.diverged-after-%s' % (on_2, snapshot)
     replica = '%s/%s/%s' % (replica_parent(CLIENT_2, CLIENT_1), NAMESPACE, UNGUARDED)
-    checked = cluster.playbook(
-        'rejoin_host_volume',
-        '--check',
-        '--diff',
-        extra={'namespace': NAMESPACE, 'vault_nomad_mover_token': mover, 'volume': UNGUARDED, 'node': to_2},
-    )
+    checked = run('rejoin_host_volume', '--check', '--diff', volume=UNGUARDED, node=to_2)
     assert checked.returncode == 0 and 'would pull it into %s' % replica in checked.stdout, checked.stdout[-3000:]
     assert exists(client_2, on_2) and not exists(client_2, replica) and not exists(client_2, aside)
     rejoined = run('rejoin_host_volume', volume=UNGUARDED, node=to_2)
