@@ -24,9 +24,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     # The example on separate hosts last in its lane: its four hosts' set-up took 1244 s beside the other lane's
     # stack set-up and the host lane's sanity and lint, about 250 s alone (docs/testing.md).
-    # Its failover last of all: client-2's power cycle leaves it where, in the run of 2026-12-04, the next task
-    # placed there (test_sticky.py's) failed, a cause not found yet (docs/testing.md).
-    items.sort(key=lambda item: (item.path.resolve().is_relative_to(CLUSTER), item.path.name == 'test_failover.py'))
+    items.sort(key=lambda item: item.path.resolve().is_relative_to(CLUSTER))
     if EXTENDED:
         return
     skip = pytest.mark.skip(reason='extended tier: NZC_EXTENDED=1 (make test-extended) runs it')

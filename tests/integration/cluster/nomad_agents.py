@@ -4,7 +4,6 @@ are made as docs/deploy.md says: `nomad tls ca create`, then the server's with `
 the inventory's addresses use, a client's and the CLI's. The collection does not install Nomad; this module does
 what the operator did."""
 
-import shlex
 import subprocess
 
 from separate_hosts import ADDRESSES
@@ -110,9 +109,31 @@ def start_server(host, tls_dir):
     )
 
 
+# The exec chroot tree is a tmpfs, empty after every boot: built by a unit of its own before the agent starts, which
+# fingerprints exec's chroot_env at its start. Without it, every exec task placed after a reboot failed ("file
+# /bin/sh not found under path /var/lib/nomad/alloc/<id>/t").
+CHROOT_UNIT = (
+    """[Unit]
+Description=The exec driver's chroot tree
+Before=nomad.service
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/bash /usr/local/sbin/nzc-exec-chroot %s
+[Install]
+RequiredBy=nomad.service
+"""
+    % CHROOT
+)
+
+
 def start_client(host, tls_dir):
-    # The exec chroot tree first: the agent fingerprints exec's chroot_env at its start.
-    host.sh('bash -s %s' % shlex.quote(CHROOT), stdin=(REPO / 'scripts' / 'exec-chroot.sh').read_text())
+    host.sh(
+        "cat > /usr/local/sbin/nzc-exec-chroot <<'EOF'\n%sEOF\n"
+        "cat > /etc/systemd/system/nzc-exec-chroot.service <<'EOF'\n%sEOF\n"
+        'systemctl daemon-reload && systemctl enable -q --now nzc-exec-chroot'
+        % ((REPO / 'scripts' / 'exec-chroot.sh').read_text(), CHROOT_UNIT)
+    )
     config = common('client') + CLIENT_CONFIG % {'server': SERVER, 'chroot': CHROOT}
     config += (REPO / 'scripts' / 'nomad-client-drivers.hcl').read_text()
     install(host, tls_dir, CLIENT_FILES, config)
