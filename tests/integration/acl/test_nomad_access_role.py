@@ -179,14 +179,15 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
         [{'name': 'nzc-e', 'host_volumes': ['e-*']}],
         nomad_access_operator_name='nzc-e-operator',
         nomad_access_host_volume_operator_name='nzc-e-hv-operator',
+        nomad_access_fence_watchdog_name='nzc-e-fence',
         nomad_access_mover_name='nzc-e-mover',
         nomad_access_follow_namespace='nzc-e-follow',
     )
     ran = acl.playbook(play)
     assert ran.returncode == 0, playbook_said(ran)
-    hv, submitter, mover = (
+    hv, fence, submitter, mover = (
         acl.api('GET', '/v1/var/nomad-access/tokens/' + name)['Items']['secret']
-        for name in ('nzc-e-hv-operator', 'nzc-e-submitter', 'nzc-e-mover')
+        for name in ('nzc-e-hv-operator', 'nzc-e-fence', 'nzc-e-submitter', 'nzc-e-mover')
     )
     # The host_volume_plugin role's checks, and host volumes in the tenant's namespace only.
     assert acl.api('GET', '/v1/agent/self', token=hv)['config']['ACL']['Enabled'] is True
@@ -202,6 +203,18 @@ def test_the_host_volume_operator_and_a_tenants_host_volumes(acl):
     assert acl.api('POST', '/v1/client/metadata', meta, token=hv)['Dynamic']['nomad_zfs_csi.fence_after'] == '30'
     assert acl.api('POST', '/v1/client/metadata', meta, token=submitter)[0] == 403
     acl.api('POST', '/v1/client/metadata', {'Meta': {'nomad_zfs_csi.fence_after': None}}, token=hv)
+    # The fence watchdog's token, which every client with a watchdog keeps in a file: its node, read, and no write
+    # of any node's metadata (it would advertise a watchdog a node does not run), nor anything else.
+    node = acl.api('GET', '/v1/nodes', token=fence)[0]['ID']
+    assert acl.api('GET', '/v1/node/' + node, token=fence)['Status'] == 'ready'
+    for method, path, body in (
+        ('POST', '/v1/client/metadata', meta),
+        ('GET', '/v1/agent/self', None),
+        ('GET', '/v1/jobs?namespace=nzc-e', None),
+        ('GET', '/v1/var/nomad-access/tokens/nzc-e-fence', None),
+    ):
+        denied = acl.api(method, path, body, token=fence)
+        assert isinstance(denied, tuple) and denied[0] == 403, (method, path, denied)
     # The tenant's job may mount a host volume its policy names, and no other.
     assert 'EvalID' in acl.api('PUT', '/v1/jobs', host_volume_job('e-data'), token=submitter)
     refused = acl.api('PUT', '/v1/jobs', host_volume_job('other-data'), token=submitter)

@@ -165,8 +165,8 @@ def test_pgdata_moves_to_client_1_by_the_examples_node_names_and_certificates(co
         client_2.sh('systemctl start sanoid.service', timeout=600)
         target = '%s/%s/%s' % (host_volumes(CLIENT_1, 'replica'), CLIENT_2, host_volumes(CLIENT_2))
         pull(client_1, target.replace('/', '_'))
+        # On the mover's token, from the vault.
         wanted = {'volume': HOST_VOLUME, 'namespace': NAMESPACE, 'to': node_name(CLIENT_1), 'stop_jobs': True}
-        wanted['vault_nomad_mover_token'] = converged.secret('host-volume-mover')
         moved = converged.playbook('move_host_volume', extra=wanted)
         assert moved.returncode == 0, playbook_said(moved)
         assert 'Moved %s to %s.' % (HOST_VOLUME, node_name(CLIENT_1)) in moved.stdout, moved.stdout[-3000:]

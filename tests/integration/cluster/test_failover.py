@@ -65,19 +65,20 @@ def node_status(cluster, node_id):
     return cluster.api('GET', '/v1/node/' + node_id)['Status']
 
 
-def volume_with_job(cluster, name, client, node_id, stop_on_client_after=None):
+def make_volume(cluster, name, node_id):
+    """nomad_host_volume's making of volume `name` on the node; its result."""
+    return cluster.module(
+        'nomad_host_volume', name=name, namespace=NAMESPACE, node_id=node_id, plugin_id='zfs-dataset',
+        capacity_max='64MiB',
+    )  # fmt: skip
+
+
+def volume_with_job(cluster, name, client, node_id, stop_on_client_after=None, script=SCRIPT):
     """Volume `name` made on the client's node, and job `name` running there once it wrote its first file; its
     allocation."""
-    made = cluster.module(
-        'nomad_host_volume',
-        name=name,
-        namespace=NAMESPACE,
-        node_id=node_id,
-        plugin_id='zfs-dataset',
-        capacity_max='64MiB',
-    )
+    made = make_volume(cluster, name, node_id)
     assert made.rc == 0, made.output
-    job = host_volume_job(name, name, SCRIPT, True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE)
+    job = host_volume_job(name, name, script, True, stop_on_client_after=stop_on_client_after, namespace=NAMESPACE)
     cluster.api('PUT', '/v1/jobs', job)
     first = wait_until(lambda: running(cluster, node_id, name), timeout=300, why='job %s running' % name)
     host = cluster.hosts[client]
@@ -86,19 +87,21 @@ def volume_with_job(cluster, name, client, node_id, stop_on_client_after=None):
 
 
 @pytest.fixture
-def failover_cleanup(converged, separate_hosts):
-    """Both clients' backups stopped for the test (sanoid's timer, and the pulls' that could take a pull's work from
-    the test's own); afterwards client-2 mended and on, its agent running, both jobs purged and their volumes deleted
-    wherever they are, what the test made under the clients' parents gone, and the timers on again."""
+def made_on_client_2(converged, separate_hosts):
+    """made_on_client_2(name): job and volume `name` (in team-a's namespace) are gone after the test, wherever they
+    are, and what the test made of them under the clients' parents too. Both clients' backups are stopped for the
+    test (sanoid's timer, and the pulls' that could take a pull's work from the test's own), and on again after it;
+    client-2 is mended and on, its agent running."""
     clients = [converged.hosts[c] for c in (CLIENT_1, CLIENT_2)]
     for host in clients:
         host.sh(STOP_BACKUPS)
-    yield
+    names = []
+    yield names.append
     client_2 = converged.hosts[CLIENT_2]
     tolerant(separate_hosts.mend, client_2)
     tolerant(separate_hosts.power_on, client_2)
     tolerant(start_agent, client_2)
-    for name in (UNGUARDED, GUARDED):
+    for name in names:
         tolerant(converged.api, 'DELETE', '/v1/job/%s?namespace=%s&purge=true' % (name, NAMESPACE))
         for _id, node_id in volumes(converged, name):
             tolerant(
@@ -111,13 +114,12 @@ def failover_cleanup(converged, separate_hosts):
                 120,
                 'volume %s deleted' % name,
             )
-    # The copies the failover and the rejoin left on each client: volumes, replicas, copies kept aside.
-    for client in (CLIENT_1, CLIENT_2):
-        host = converged.hosts[client]
-        listed = host.zfs('list', '-H', '-o', 'name', '-r', 'tank/' + node_name(client), check=False).stdout.split()
+    # The copies the test left on each client: volumes, replicas, copies kept aside.
+    for host in clients:
+        listed = host.zfs('list', '-H', '-o', 'name', '-r', 'tank/' + node_name(host.name), check=False).stdout.split()
         for name in listed:
             namespace, leaf = name.split('/')[-2:]
-            if namespace == NAMESPACE and leaf.split('.diverged-after-')[0] in (UNGUARDED, GUARDED):
+            if namespace == NAMESPACE and leaf.split('.diverged-after-')[0] in names:
                 tolerant(host.zfs, 'destroy', '-r', name)
         tolerant(host.sh, "systemctl start sanoid.timer 'zfs-replication-pull@*.timer'")
 
@@ -130,9 +132,11 @@ def refused(ran, message):
 
 
 def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_as_the_standby(
-    converged, separate_hosts, failover_cleanup, tmp_path
+    converged, separate_hosts, made_on_client_2, tmp_path
 ):
     cluster, vm = converged, converged.vm
+    made_on_client_2(UNGUARDED)
+    made_on_client_2(GUARDED)
     client_1, client_2 = cluster.hosts[CLIENT_1], cluster.hosts[CLIENT_2]
     nodes = cluster.node_ids()
     to_1, to_2 = node_name(CLIENT_1), node_name(CLIENT_2)
@@ -147,8 +151,8 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
         return result['msg']
 
     def wanted(**variables):
-        """A move's extra vars in tenant team-a's namespace, on the mover's token."""
-        return {'namespace': NAMESPACE, 'vault_nomad_mover_token': mover} | variables
+        """A move's extra vars, in tenant team-a's namespace (the mover's token is in the vault)."""
+        return {'namespace': NAMESPACE} | variables
 
     def run(playbook, *flags, **variables):
         return cluster.playbook(playbook, *flags, extra=wanted(**variables))
@@ -301,13 +305,175 @@ def test_a_failover_waits_until_client_2_writes_no_more_and_client_2_comes_back_
 
     # Nomad's client on client-2 still holds the old volume in its state, and with it the name on that node: the
     # same name cannot be made there again (docs/move-and-failover.md, a move back is a documented limit).
-    held = cluster.module(
-        'nomad_host_volume',
-        name=UNGUARDED,
-        namespace=NAMESPACE,
-        node_id=nodes[CLIENT_2],
-        plugin_id='zfs-dataset',
-        capacity_max='64MiB',
-    )
+    held = make_volume(cluster, UNGUARDED, nodes[CLIENT_2])
     assert held.failed and 'volume name already exists on this node' in held['msg'], held.output
     assert volumes(cluster, UNGUARDED) == [(new_id, nodes[CLIENT_1])]
+
+
+# client-2's fence watchdog fences it this many seconds after it was last seen ready (host_volume_plugin_fence_after).
+WATCHDOG_AFTER = 20
+FENCED = 'nomad-zfs-csi:fenced-at'
+FENCE = '/usr/local/libexec/nomad-zfs-csi/zfs-fence'
+FENCE_CONF = '/etc/nomad-zfs-csi/fence/nomad.conf'
+FENCE_UNIT = 'nomad-zfs-csi-fence@nomad'
+# A task that writes all the time: a line every half second, with the time and its allocation.
+WRITER = (
+    'echo "$NOMAD_ALLOC_ID" > /data/first; while true; do echo "$(date +%s.%N) $NOMAD_ALLOC_ID" >> /data/beat; '
+    'sleep 0.5; done'
+)
+
+
+@pytest.fixture
+def fence_after(converged):
+    """fence_after(seconds): client-2's watchdog set so, as an operator sets it, in the copy's host_vars of
+    client-2, by site.yml limited to client-2 (its tokens from the vault); its run. Turned off after the test if the
+    test left it on: asked before made_on_client_2, so that this runs after client-2's agent is back."""
+    path = converged.inventory / 'host_vars' / (CLIENT_2 + '.yml')
+    original = path.read_text()
+
+    def set_to(seconds):
+        path.write_text(original + 'host_volume_plugin_fence_after: %d\n' % seconds)
+        return converged.site('--limit', CLIENT_2)
+
+    yield set_to
+    on = converged.hosts[CLIENT_2].sh('systemctl is-active -q %s' % FENCE_UNIT, check=False).returncode == 0
+    if on:
+        tolerant(set_to, 0)
+    path.write_text(original)
+
+
+def test_client_2s_watchdog_fences_it_once_out_of_contact_and_the_follow_then_fails_its_volume_over_to_client_1(
+    converged, fence_after, made_on_client_2, tmp_path
+):
+    """client-2's fence watchdog: an agent stalled for less than fence_after changes nothing; once client-2's agent
+    has been dead that long, the task it left writing is killed and client-2's volumes are read-only, marked with the
+    time. The follow rulebook, started as an operator starts it, then fails the job's volume over to client-1, once
+    client-2 surely fenced itself, and leaves the volume no job uses: never two writers, sampled by the writers
+    themselves. Back, client-2 keeps its fence, and `zfs-fence release` ends it only where Nomad still places the
+    volume on client-2. Turned off, the watchdog stops and the node no longer advertises it."""
+    cluster, vm = converged, converged.vm
+    client_1, client_2 = cluster.hosts[CLIENT_1], cluster.hosts[CLIENT_2]
+    nodes = cluster.node_ids()
+    to_1, to_2 = node_name(CLIENT_1), node_name(CLIENT_2)
+    name, unused = 'beats', 'beats-idle'
+    on_2, idle = dataset(CLIENT_2, name), dataset(CLIENT_2, unused)
+    made_on_client_2(name)
+    made_on_client_2(unused)
+    since = client_2.sh('date +%s').stdout.strip()
+    ran = fence_after(WATCHDOG_AFTER)
+    assert changed(ran)[CLIENT_2] > 0, playbook_said(ran)
+    again = fence_after(WATCHDOG_AFTER)
+    assert changed(again) == {CLIENT_2: 0}, playbook_said(again)
+    assert client_2.sh('systemctl is-active %s' % FENCE_UNIT).stdout.strip() == 'active'
+    assert cluster.secret('fence-watchdog') in client_2.sh('cat /etc/nomad-zfs-csi/fence/nomad.token').stdout
+    assert cluster.secret('fence-watchdog') not in client_2.sh('journalctl -u %s' % FENCE_UNIT).stdout
+    advertised = {'nomad_zfs_csi.fence_after': str(WATCHDOG_AFTER), 'nomad_zfs_csi.fence_plugin': 'zfs-dataset'}
+    wait_until(
+        lambda: advertised.items() <= cluster.api('GET', '/v1/node/' + nodes[CLIENT_2])['Meta'].items(),
+        timeout=60,
+        why="client-2's metadata advertising the watchdog",
+    )
+    first = volume_with_job(cluster, name, CLIENT_2, nodes[CLIENT_2], script=WRITER)
+    made = make_volume(cluster, unused, nodes[CLIENT_2])
+    assert made.rc == 0, made.output
+    # The last replication before the loss: client-1 holds both volumes' replicas.
+    client_2.zfs(
+        'snapshot', '-r', '%s@autosnap_%s_hourly' % (host_volumes(CLIENT_2), vm.sh('date -u +%F_%T').stdout.strip())
+    )
+    pull(client_1, replica_parent(CLIENT_1, CLIENT_2).replace('/', '_'))
+
+    def fence_marks(of=on_2):
+        return client_2.zfs('get', '-H', '-o', 'value', 'readonly,' + FENCED, of).stdout.split()
+
+    def beats(host, of):
+        """The writers' beats in a copy of the volume: (time, allocation) each. The hosts share the VM's clock."""
+        lines = host.sh('cat /%s/beat' % of).stdout.split('\n')
+        return [(float(t), alloc) for t, alloc in (line.split() for line in lines if line)]
+
+    # A stall shorter than fence_after (and than the heartbeat's TTL): nothing is fenced.
+    client_2.sh('systemctl kill -s STOP nomad; sleep 6; systemctl kill -s CONT nomad')
+    time.sleep(WATCHDOG_AFTER)
+    assert fence_marks() == ['off', '-'] and task_pids(vm, first['ID'])
+
+    mover = cluster.secret('host-volume-mover')
+    with cluster.follow_rulebook(mover, tmp_path, host_volume_move_fence_margin=FENCE_MARGIN) as followed:
+        # client-2's agent dies and leaves its task writing: the watchdog kills it once client-2 was last seen ready
+        # fence_after ago.
+        crash_agent(client_2)
+        crashed = time.monotonic()
+        written = len(beats(client_2, on_2))
+        wait_until(
+            lambda: not task_pids(vm, first['ID']), timeout=3 * WATCHDOG_AFTER, why='the task killed by the fence'
+        )
+        took = time.monotonic() - crashed
+        # Last seen ready at most one check (5 s) before the crash; the VM's slowness only delays the fence.
+        assert WATCHDOG_AFTER - 6 <= took, took
+        assert len(beats(client_2, on_2)) > written
+        # The watchdog kills first, then sets its volumes read-only.
+        wait_until(
+            lambda: fence_marks()[0] == fence_marks(idle)[0] == 'on', timeout=60, why='the volumes made read-only'
+        )
+        readonly, fenced_at = fence_marks()
+        assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', fenced_at), fenced_at
+        assert fence_marks(idle) == ['on', fenced_at]
+        refused_write = client_2.sh('echo root > /%s/after-the-fence' % on_2, check=False)
+        assert refused_write.returncode != 0 and 'Read-only file system' in refused_write.stderr
+        logged = client_2.sh('journalctl -u %s --since @%s' % (FENCE_UNIT, since)).stdout
+        # Every volume under client-2's parent, those the earlier tests left there too.
+        assert re.search(r'fenced (\S+, )*%s(, \S+)*: read-only' % re.escape(on_2), logged), logged[-2000:]
+        assert 'out of contact: no answer from the agent' in logged, logged[-2000:]
+        # Only the job's tasks.
+        killed = set(re.findall(r'killed task \S*/([0-9a-f-]{36})\.[^/\s]+\.scope', logged))
+        allocations = {a['ID'] for a in cluster.api('GET', '/v1/job/%s/allocations?namespace=%s' % (name, NAMESPACE))}
+        assert first['ID'] in killed and killed <= allocations, (killed, allocations)
+
+        # Nomad marks client-2 down, and the rulebook's follow fails the volume over once the watchdog surely fenced
+        # it.
+        said = followed.wait_for('The loss of %s:' % to_2, timeout=900, why='the follow of the loss of client-2')
+    assert 'The loss of %s: %s/%s failed over to %s;' % (to_2, NAMESPACE, name, to_1) in said, said[-4000:]
+    assert '%s/%s stays (no job lost with the node uses it' % (NAMESPACE, unused) in said, said[-4000:]
+    assert ' 0 could not move.' in said, said[-4000:]
+    how = re.search(r'beyond the (\d+) s after which its fence watchdog \(fence_after %d s\)' % WATCHDOG_AFTER, said)
+    assert how and int(how.group(1)) == 125 + FENCE_MARGIN, said[-4000:]
+    assert re.search(r'Recovery point of %s: \S+@autosnap_\S+, taken' % name, said), said[-4000:]
+    [(_id, node_id)] = volumes(cluster, name)
+    assert node_id == nodes[CLIENT_1]
+    moved = wait_until(lambda: running(cluster, nodes[CLIENT_1], name), timeout=300, why='the job on client-1')
+    on_1 = dataset(CLIENT_1, name)
+    wait_until(lambda: [b for b in beats(client_1, on_1) if b[1] == moved['ID']], why="the job's beats on client-1")
+    # Never two writers: client-2's task wrote its last beat before client-1's first.
+    last_on_2 = max(t for t, alloc in beats(client_2, on_2) if alloc == first['ID'])
+    first_on_1 = min(t for t, alloc in beats(client_1, on_1) if alloc == moved['ID'])
+    assert last_on_2 < first_on_1, (last_on_2, first_on_1)
+
+    # client-2 comes back: the fence stays (client-1 holds the volume now). Released only where Nomad still places
+    # the volume on client-2.
+    start_agent(client_2)
+    # Back as the watchdog sees it: its agent answers, and the servers see client-2 ready.
+    back = 'python3 -IS %s check %s' % (FENCE, FENCE_CONF)
+    wait_until(
+        lambda: client_2.sh(back, check=False).returncode == 0,
+        timeout=300,
+        why='client-2 back, as its watchdog sees it',
+    )
+    assert fence_marks() == ['on', fenced_at] and fence_marks(idle) == ['on', fenced_at]
+    not_one = client_2.sh('python3 -IS %s release %s %s/nothing' % (FENCE, FENCE_CONF, NAMESPACE), check=False)
+    assert not_one.returncode == 1 and 'is no volume of the zfs-dataset plugin' in not_one.stderr, not_one.stderr
+    # With a token that may read the volumes, the mover's, on standard input (no secret in an argv).
+    release = 'NOMAD_TOKEN=$(cat) python3 -IS %s release %s %s/%%s' % (FENCE, FENCE_CONF, NAMESPACE)
+    moved_away = client_2.sh(release % name, check=False, stdin=mover)
+    assert moved_away.returncode == 1 and 'the servers do not place volume' in moved_away.stderr, moved_away.stderr
+    assert fence_marks() == ['on', fenced_at]
+    released = client_2.sh(release % unused, check=False, stdin=mover)
+    assert released.returncode == 0, released.stderr
+    assert fence_marks(idle) == ['off', '-']
+
+    off = fence_after(0)
+    assert changed(off)[CLIENT_2] > 0, playbook_said(off)
+    assert client_2.sh('systemctl is-active %s' % FENCE_UNIT, check=False).stdout.strip() == 'inactive'
+    assert client_2.sh('test -e %s' % FENCE_CONF, check=False).returncode != 0
+    wait_until(
+        lambda: not set(advertised) & set(cluster.api('GET', '/v1/node/' + nodes[CLIENT_2])['Meta']),
+        timeout=60,
+        why='the watchdog no longer advertised',
+    )

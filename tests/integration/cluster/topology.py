@@ -37,13 +37,25 @@ def vault(example, csi_key, management):
     password = example.parent / 'vault-pass'
     password.write_text(secrets.token_hex(16) + '\n')
     password.chmod(0o600)
+    write_vault(example, password, {'vault_nomad_management_token': management, 'vault_csi_ssh_private_key': csi_key})
+    return password
+
+
+def add_to_vault(example, password, items):
+    """The vault with items added, as an operator adds with ansible-vault edit."""
     path = example / 'group_vars' / 'nomad' / 'vault.yml'
-    path.write_text(yaml.safe_dump({'vault_nomad_management_token': management, 'vault_csi_ssh_private_key': csi_key}))
+    argv = [str(BIN / 'ansible-vault'), 'view', '--vault-password-file', str(password), str(path)]
+    held = yaml.safe_load(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
+    write_vault(example, password, held | items)
+
+
+def write_vault(example, password, items):
+    path = example / 'group_vars' / 'nomad' / 'vault.yml'
+    path.write_text(yaml.safe_dump(items))
     subprocess.run(
         [str(BIN / 'ansible-vault'), 'encrypt', '--vault-password-file', str(password), str(path)],
         check=True, capture_output=True,
     )  # fmt: skip
-    return password
 
 
 def topology(separate_hosts, example):

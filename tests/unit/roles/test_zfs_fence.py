@@ -196,7 +196,7 @@ def test_only_an_agent_of_roots_on_this_host_is_believed(tmp_path):
 
         def owner(*rows):
             table.write_text('header\n' + ''.join(row % r + '\n' for r in rows))
-            return fence.connection_owner(client, tables=(str(table),))
+            return fence.connection_owner(client, tables={'tcp': str(table)})
 
         assert owner((agent, ours, '01', 65534, '77')) == 65534
         # Only the established row of this exact pair, held by a process: not a TIME_WAIT row (uid 0, inode 0), not
@@ -208,6 +208,22 @@ def test_only_an_agent_of_roots_on_this_host_is_believed(tmp_path):
         accepted.close()
     assert fence._table_address(('127.0.0.1', 4646)) == '0100007F:1226'
     assert fence._table_address(('::1', 4646, 0, 0)) == '00000000000000000000000001000000:1226'
+    assert fence._table_address(('::ffff:127.0.0.1', 4646)) == '0000000000000000FFFF00000100007F:1226'
+
+
+def test_an_agent_listening_on_every_address_is_believed_over_ipv4():
+    """Nomad's default bind_addr 0.0.0.0, on which Go listens dual-stack: the agent accepts the watchdog's IPv4
+    connection on an IPv6 socket, whose row the kernel writes in tcp6 with IPv4-mapped addresses. The watchdog first
+    read tcp alone, and the role refused the separate hosts' clients: "the agent's port is not on this host"."""
+    listener = socket.socket(socket.AF_INET6)
+    listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    listener.bind(('::', 0))
+    listener.listen(1)
+    with listener, socket.create_connection(('127.0.0.1', listener.getsockname()[1])) as client:
+        accepted, _address = listener.accept()
+        with accepted:
+            assert client.family == socket.AF_INET and accepted.family == socket.AF_INET6
+            assert fence.connection_owner(client) == os.getuid()
 
 
 class Agent(http.server.BaseHTTPRequestHandler):
