@@ -64,7 +64,7 @@ integration-host:
 # them side by side (scripts/checks.sh): the second part's VM has its own run dir and Nomad port.
 # In the order of a run of all of them: the two nodes' package last. The first part's last package is the example on
 # separate hosts (tests/integration/conftest.py orders it).
-VM_B_TESTS := tests/integration/replication tests/integration/cluster tests/integration/stack/test_csi_plugin_recovery.py \
+VM_B_TESTS := tests/integration/replication tests/integration/stack/test_csi_plugin_recovery.py \
 	tests/integration/stack/test_docker_plugin.py tests/integration/stack/two_nodes
 VM_B_ENV := ZFSVM_RUN_DIR=$${NOMAD_ZFS_CSI_CACHE:-$$HOME/.cache/nomad-zfs-csi}/zfsvm/run-b ZFSVM_NOMAD_PORT=4656
 

@@ -14,13 +14,7 @@ _LAST_TEARDOWN = [False]
 # The extended tier (docs/testing.md, Tiers): what `make test` leaves out to stay within CI's time on this host,
 # run with NZC_EXTENDED=1 (make test-extended).
 EXTENDED = os.environ.get('NZC_EXTENDED') == '1'
-INTEGRATION = REPO / 'tests' / 'integration'
-# The order of the VM's packages in a run (pytest_collection_modifyitems); the others first.
-LANE_ORDER = ('replication', 'cluster', 'stack', 'zfs')
-
-
-def top_directory(item):
-    return item.path.resolve().relative_to(INTEGRATION).parts[0]
+CLUSTER = REPO / 'tests' / 'integration' / 'cluster'
 
 
 def pytest_configure(config):
@@ -28,11 +22,9 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    # The example on separate hosts (second VM's lane) after the replication tests and before the local stack: its
-    # five hosts' set-up took 1244 s beside the other lane's stack set-up and the host lane's sanity and lint, about
-    # 250 s alone, and it runs alone once its package is over, where the stack would stay up beside it
-    # (docs/testing.md).
-    items.sort(key=lambda item: LANE_ORDER.index(top_directory(item)) if top_directory(item) in LANE_ORDER else -1)
+    # The example on separate hosts last in its lane: its four hosts' set-up took 1244 s beside the other lane's
+    # stack set-up and the host lane's sanity and lint, about 250 s alone (docs/testing.md).
+    items.sort(key=lambda item: item.path.resolve().is_relative_to(CLUSTER))
     if EXTENDED:
         return
     skip = pytest.mark.skip(reason='extended tier: NZC_EXTENDED=1 (make test-extended) runs it')

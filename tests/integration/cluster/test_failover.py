@@ -16,6 +16,9 @@ from separate_hosts import CLIENT_1, CLIENT_2
 from topology import ADMIN, host_volumes
 from zfsvm_client import STOP_BACKUPS, changed, playbook_said, pull, tolerant, wait_until
 
+# The extended tier (docs/testing.md, Tiers), until it takes the place of the two nodes' failover.
+pytestmark = pytest.mark.extended
+
 NAMESPACE = 'team-a'
 UNGUARDED, GUARDED = 'ledger', 'cache'
 MARK = 'nomad-zfs-csi:host-volume-id'

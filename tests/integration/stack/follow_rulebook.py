@@ -9,8 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from stack_layout import REPO
-
+from conftest import REPO
 from rulebook import Output, rulebook
 from zfsvm_client import BIN, changed, collections_path, mitogen_env, playbook_said
 

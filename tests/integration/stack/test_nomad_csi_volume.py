@@ -2,8 +2,7 @@
 idempotence, updates, a running workload's claim (which a delete must not destroy), registration of existing data,
 and bad input."""
 
-from stack_layout import PARENT
-
+from conftest import PARENT
 from zfsvm_client import wait_until
 
 # A service task, so the claim is held while the test looks at it.

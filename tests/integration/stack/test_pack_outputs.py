@@ -5,7 +5,8 @@ import shlex
 import subprocess
 
 import pytest
-from stack_layout import CACHE_BIN, PARENT, REPO
+
+from conftest import CACHE_BIN, PARENT, REPO
 
 # The extended tier (docs/testing.md, Tiers): make test leaves it out.
 pytestmark = pytest.mark.extended
