@@ -25,7 +25,7 @@ import requests
 from nomad_agents import NOMAD, SERVER, make_tls, node_name, ready_nodes, start_client, start_server
 from rulebook import rulebook
 from separate_hosts import CLIENT_1, CLIENT_2
-from topology import ADMIN, DATASETS, HOSTS, add_to_vault, topology, vault
+from topology import ADMIN, DATASETS, HOSTS, add_to_vault, topology, vault, vault_file
 from zfsvm_client import (
     BIN,
     CACHE,
@@ -159,7 +159,7 @@ class Cluster:
             shutil.copy(self.inventory / name, follow)
         for name in ('group_vars', 'host_vars'):
             shutil.copytree(self.inventory / name, follow / name)
-        (follow / 'group_vars' / 'nomad' / 'vault.yml').unlink()
+        vault_file(follow).unlink()
         admin = {
             'host_volume_move_nomad_token': "{{ lookup('ansible.builtin.env', 'NOMAD_TOKEN') }}",
             'host_volume_move_nomad_ca_cert': str(self.tls / 'nomad-agent-ca.pem'),

@@ -365,8 +365,9 @@ def test_client_2s_watchdog_fences_it_once_out_of_contact_and_the_follow_then_fa
     again = fence_after(WATCHDOG_AFTER)
     assert changed(again) == {CLIENT_2: 0}, playbook_said(again)
     assert client_2.sh('systemctl is-active %s' % FENCE_UNIT).stdout.strip() == 'active'
-    assert cluster.secret('fence-watchdog') in client_2.sh('cat /etc/nomad-zfs-csi/fence/nomad.token').stdout
-    assert cluster.secret('fence-watchdog') not in client_2.sh('journalctl -u %s' % FENCE_UNIT).stdout
+    token = cluster.secret('fence-watchdog')
+    assert token in client_2.sh('cat /etc/nomad-zfs-csi/fence/nomad.token').stdout
+    assert token not in client_2.sh('journalctl -u %s' % FENCE_UNIT).stdout
     advertised = {'nomad_zfs_csi.fence_after': str(WATCHDOG_AFTER), 'nomad_zfs_csi.fence_plugin': 'zfs-dataset'}
     wait_until(
         lambda: advertised.items() <= cluster.api('GET', '/v1/node/' + nodes[CLIENT_2])['Meta'].items(),

@@ -41,16 +41,19 @@ def vault(example, csi_key, management):
     return password
 
 
+def vault_file(example):
+    return example / 'group_vars' / 'nomad' / 'vault.yml'
+
+
 def add_to_vault(example, password, items):
     """The vault with items added, as an operator adds with ansible-vault edit."""
-    path = example / 'group_vars' / 'nomad' / 'vault.yml'
-    argv = [str(BIN / 'ansible-vault'), 'view', '--vault-password-file', str(password), str(path)]
+    argv = [str(BIN / 'ansible-vault'), 'view', '--vault-password-file', str(password), str(vault_file(example))]
     held = yaml.safe_load(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
     write_vault(example, password, held | items)
 
 
 def write_vault(example, password, items):
-    path = example / 'group_vars' / 'nomad' / 'vault.yml'
+    path = vault_file(example)
     path.write_text(yaml.safe_dump(items))
     subprocess.run(
         [str(BIN / 'ansible-vault'), 'encrypt', '--vault-password-file', str(password), str(path)],
