@@ -146,6 +146,12 @@ def test_a_policy_file_with_an_unknown_key_stops_the_role_before_anything_change
             {'nomad_access_mover_name': 'nzc-f-mover', 'nomad_access_follow_namespace': 'nzc-f'},
             "nomad_access_follow_namespace nzc-f is a tenant's namespace",
         ),
+        # One name twice: the second policy would rewrite the first, the watchdog's token get node write.
+        (
+            [{'name': 'nzc-f'}],
+            {'nomad_access_host_volume_operator_name': 'nzc-hv', 'nomad_access_fence_watchdog_name': 'nzc-hv'},
+            'more than one policy or token named nzc-hv.',
+        ),
     ],
 )
 def test_a_tenant_or_mover_in_a_namespace_with_every_driver_is_refused_before_anything_changes(

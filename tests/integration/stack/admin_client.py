@@ -12,7 +12,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from conftest import CACHE_BIN
+from stack_layout import CACHE_BIN
+
 from node_b import server_rpc_port
 from zfsvm_client import terminate, wait_until
 

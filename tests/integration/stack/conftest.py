@@ -8,10 +8,10 @@ import urllib.error
 import urllib.request
 
 import pytest
+from stack_layout import CACHE_BIN, HOST_VOLUMES, LOCAL_PARENTS, PARENT, STACK, WORKLOAD, dataset
 
 from zfsvm_client import (
     BIN,
-    CACHE,
     REPO,
     STOP_BACKUPS,
     ansible_env,
@@ -23,23 +23,6 @@ from zfsvm_client import (
 )
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
-WORKLOAD = REPO / 'scripts' / 'demo-workload.nomad'
-STACK = REPO / 'tests' / 'integration' / 'stack'
-CACHE_BIN = CACHE / 'bin'
-PARENT, SNAPSHOTS = 'tank/nomad/csi', 'tank/nomad/csi-snapshots'
-# zfs-local-dataset's and zfs-local-zvol's, in packs/zfs_csi/.ci/vars-zfs-local-*-local-stack.hcl
-LOCAL_PARENTS = ('tank/nomad/local', 'tank/nomad/localzvol')
-# The host_volume_plugin role's parent (inventories/local/group_vars/host_volume_clients.yml).
-HOST_VOLUMES = 'tank/nomad/volumes'
-# scripts/nomad-dev.sh's host_volume_plugin_dir, and the role's configuration beside the plugin.
-HOST_VOLUME_PLUGIN = '/usr/local/libexec/nomad-host-volume-plugins/zfs-dataset'
-HOST_VOLUME_CONF = HOST_VOLUME_PLUGIN + '.conf'
-
-
-def host_volume_conf(parent=HOST_VOLUMES, replica_parent=None):
-    """The plugin's configuration as the host_volume_plugin role writes it with the local inventory's variables."""
-    replica = 'replica_parent=%s\n' % replica_parent if replica_parent else ''
-    return 'parent=%s\n%svolume_quota_percent=200\nvolume_uid=65534\nvolume_gid=65534\n' % (parent, replica)
 
 
 class Stack(object):
@@ -295,11 +278,6 @@ def stack(vm):
 def run_local(stack):
     """Run one collection module on this host against the stack's Nomad."""
     return stack.module
-
-
-def dataset(name, namespace='default'):
-    """A host volume's dataset."""
-    return '%s/%s/%s' % (HOST_VOLUMES, namespace, name)
 
 
 @pytest.fixture

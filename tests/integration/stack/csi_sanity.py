@@ -5,7 +5,8 @@ controller's and the node's sockets, and staging and target paths that the plugi
 import re
 import shlex
 
-from conftest import PARENT, SNAPSHOTS, STACK
+from stack_layout import PARENT, SNAPSHOTS, STACK
+
 from zfsvm_client import without_backups
 
 PLUGINS = '/var/lib/nzc-nomad/client/csi/plugins'

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import sys
 
-from conftest import REPO
+from stack_layout import REPO
+
 from rulebook import Output, rulebook
 from zfsvm_client import BIN, changed, collections_path, mitogen_env, playbook_said
 

@@ -5,8 +5,8 @@ role on the same VM (iscsi_host.yml), then the pack's plugin under docker with i
 import contextlib
 
 import yaml
+from stack_layout import REPO, STACK
 
-from conftest import REPO, STACK
 from zfsvm_client import playbook_said
 
 # The storage_host role's variables for the instance, which Molecule's storage_host converge plays too.

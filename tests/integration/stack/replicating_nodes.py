@@ -5,7 +5,8 @@ backups' timers are stopped: the tests and the benchmark run sanoid's part and t
 
 import contextlib
 
-from conftest import HOST_VOLUMES, PARENT, STACK
+from stack_layout import HOST_VOLUMES, PARENT, STACK
+
 from node_b import HOST_VOLUMES as B_VOLUMES
 from node_b import NAME as B_NAME
 from node_b import node_b

@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from stack_layout import PARENT
 
 from acl_agent import PLUGIN_READ, AclAgent, access_play, namespace_caps
-from conftest import PARENT
 from nomad_agent import CACHE, start_agent
 from zfsvm_client import playbook_said
 

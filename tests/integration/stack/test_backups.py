@@ -8,9 +8,8 @@ import json
 import shlex
 
 import pytest
+from stack_layout import HOST_VOLUMES, PARENT
 from test_zfs_metrics import collected, input_series, promtool_test
-
-from conftest import HOST_VOLUMES, PARENT
 
 # The extended tier (docs/testing.md, Tiers): make test leaves it out.
 pytestmark = pytest.mark.extended

@@ -1,7 +1,8 @@
 """The csi_plugin role's csi_plugin_volumes and csi_plugin_snapshots: every option of nomad_csi_volume and
 nomad_csi_snapshot, and nothing else."""
 
-from conftest import PARENT
+from stack_layout import PARENT
+
 from zfsvm_client import playbook_said
 
 DEMO = {'id': 'demo', 'namespace': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}  # the inventory's

@@ -2,8 +2,8 @@
 does to ZFS and NFS on the storage host, and how faults are reported."""
 
 import pytest
+from stack_layout import PARENT, SNAPSHOTS
 
-from conftest import PARENT, SNAPSHOTS
 from zfsvm_client import without_backups
 
 GIB = 1024**3

@@ -8,9 +8,9 @@ it (test_iscsi_target.py's set-up)."""
 import re
 
 import pytest
+from stack_layout import PARENT, REPO, STACK
 
 import iscsi_stack
-from conftest import PARENT, REPO, STACK
 from csi_sanity import CONTROLLER, CONTROLLER_PARTS, PARTS, Sanity, run_suites, storage_state
 from zfsvm_client import STOP_BACKUPS, without_backups
 

@@ -10,8 +10,8 @@ were on the other node, before the adopting create.
 import re
 
 import pytest
+from stack_layout import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, host_volume_conf
 
-from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, host_volume_conf
 from test_host_volume_plugin import MARK, props
 from zfsvm_client import changed
 

@@ -6,9 +6,9 @@ import re
 import shlex
 
 import pytest
+from stack_layout import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, dataset, host_volume_conf
+from stack_layout import HOST_VOLUME_PLUGIN as PLUGIN
 
-from conftest import HOST_VOLUME_CONF, HOST_VOLUMES, STACK, dataset, host_volume_conf
-from conftest import HOST_VOLUME_PLUGIN as PLUGIN
 from zfsvm_client import VERSION, changed
 
 MARK = 'nomad-zfs-csi:host-volume-id'

@@ -8,9 +8,9 @@ controller suite against it.)"""
 import shlex
 
 import pytest
+from stack_layout import STACK
 
 import iscsi_stack
-from conftest import STACK
 from iscsi_stack import (
     BASENAME,
     CONFIGFS,

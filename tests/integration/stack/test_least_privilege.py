@@ -13,8 +13,8 @@ import shlex
 import subprocess
 
 import pytest
+from stack_layout import HOST_VOLUME_PLUGIN, PARENT, SNAPSHOTS, STACK
 
-from conftest import HOST_VOLUME_PLUGIN, PARENT, SNAPSHOTS, STACK
 from zfsvm_client import wait_until
 
 WRAPPER = '/usr/local/libexec/nomad-zfs-csi/zfs'

@@ -2,7 +2,8 @@
 idempotence, updates, a running workload's claim (which a delete must not destroy), registration of existing data,
 and bad input."""
 
-from conftest import PARENT
+from stack_layout import PARENT
+
 from zfsvm_client import wait_until
 
 # A service task, so the claim is held while the test looks at it.

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from conftest import CACHE_BIN, REPO
+from stack_layout import CACHE_BIN, REPO
 
 LOCAL_STACK_VARS = REPO / 'packs' / 'zfs_csi' / '.ci' / 'vars-zfs-generic-nfs-local-stack.hcl'
 

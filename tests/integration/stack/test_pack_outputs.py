@@ -5,8 +5,7 @@ import shlex
 import subprocess
 
 import pytest
-
-from conftest import CACHE_BIN, PARENT, REPO
+from stack_layout import CACHE_BIN, PARENT, REPO
 
 # The extended tier (docs/testing.md, Tiers): make test leaves it out.
 pytestmark = pytest.mark.extended

@@ -6,8 +6,8 @@ import importlib.util
 import os
 
 import pytest
+from stack_layout import REPO
 
-from conftest import REPO
 from zfsvm_client import changed, without_backups
 
 CANARY = 'nzc-canary-6d41c07e'

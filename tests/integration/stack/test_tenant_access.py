@@ -2,8 +2,8 @@
 token runs the demo's workload in namespace demo on a CSI volume and a host volume, and nothing elsewhere."""
 
 import pytest
+from stack_layout import HOST_VOLUMES, PARENT, WORKLOAD
 
-from conftest import HOST_VOLUMES, PARENT, WORKLOAD
 from zfsvm_client import wait_until
 
 NAMESPACE = 'demo'  # inventories/local/group_vars/nomad.yml's tenant, with host_volumes [demo-hv]

@@ -3,8 +3,8 @@ whose pool holds the data), each deployed from the pack beside the zfs-generic-n
 and parent. The zvol driver formats each volume (ext4) and mounts it."""
 
 import pytest
+from stack_layout import LOCAL_PARENTS, REPO, WORKLOAD
 
-from conftest import LOCAL_PARENTS, REPO, WORKLOAD
 from zfsvm_client import wait_until
 
 # The extended tier (docs/testing.md, Tiers): make test leaves it out.

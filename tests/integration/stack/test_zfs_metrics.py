@@ -7,8 +7,8 @@ import shlex
 import subprocess
 
 import pytest
+from stack_layout import HOST_VOLUMES, PARENT, dataset
 
-from conftest import HOST_VOLUMES, PARENT, dataset
 from test_host_volume_plugin import props
 from zfsvm_client import CACHE, REPO
 

@@ -211,7 +211,7 @@ def test_only_an_agent_of_roots_on_this_host_is_believed(tmp_path):
     assert fence._table_address(('::ffff:127.0.0.1', 4646)) == '0000000000000000FFFF00000100007F:1226'
 
 
-def test_an_agent_listening_on_every_address_is_believed_over_ipv4():
+def test_an_agent_listening_on_every_address_is_believed_over_ipv4(tmp_path):
     """Nomad's default bind_addr 0.0.0.0, on which Go listens dual-stack: the agent accepts the watchdog's IPv4
     connection on an IPv6 socket, whose row the kernel writes in tcp6 with IPv4-mapped addresses. The watchdog first
     read tcp alone, and the role refused the separate hosts' clients: "the agent's port is not on this host"."""
@@ -224,6 +224,19 @@ def test_an_agent_listening_on_every_address_is_believed_over_ipv4():
         with accepted:
             assert client.family == socket.AF_INET and accepted.family == socket.AF_INET6
             assert fence.connection_owner(client) == os.getuid()
+            # The tcp6 row's owner is the answer, whoever it is: a user's agent is not root's; and a pair in both
+            # tables is one row too many.
+            mapped = [('::ffff:' + a[0], a[1]) for a in (client.getpeername(), client.getsockname())]
+            agent, ours = (fence._table_address(a) for a in mapped)
+            row = '   0: %s %s 01 00000000:00000000 00:00000000 00000000 %5d        0 %s 1\n'
+            plain = [fence._table_address(a) for a in (client.getpeername(), client.getsockname())]
+            tcp, tcp6 = tmp_path / 'tcp', tmp_path / 'tcp6'
+            tcp.write_text('header\n')
+            tcp6.write_text('header\n' + row % (agent, ours, 65534, '77'))
+            tables = {'tcp': str(tcp), 'tcp6': str(tcp6)}
+            assert fence.connection_owner(client, tables=tables) == 65534
+            tcp.write_text('header\n' + row % (plain[0], plain[1], 0, '78'))
+            assert fence.connection_owner(client, tables=tables) is None
 
 
 class Agent(http.server.BaseHTTPRequestHandler):
