@@ -5,6 +5,7 @@ metadata lists what the modules import."""
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -69,6 +70,28 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     version = manifest['collection_info']['version']
     released = sorted(tuple(int(n) for n in v.split('.')) for v in history['releases'])
     assert version in history['releases'] or tuple(int(n) for n in version.split('.')) > released[-1]
+
+
+def test_a_build_from_a_clone_with_the_operators_inventory_packs_none_of_it(tmp_path):
+    """docs/deploy.md has the operator copy the example to inventories/prod in the clone, with its vault, keys and
+    certificates, and operations.md builds upgrades from that clone: none of it goes into the artifact."""
+    clone = tmp_path / 'clone'
+    # The source tree without what git ignores (ansible-test units runs from a copy with no .git).
+    unused = shutil.ignore_patterns('.git', '.venv', 'build', '.cache', '*_cache', '__pycache__', 'output', '*.tar.gz')
+    shutil.copytree(REPO, clone, ignore=unused, symlinks=True)
+    secret = clone / 'inventories' / 'prod' / 'files' / 'tls' / 'nomad-agent-ca-key.pem'
+    secret.parent.mkdir(parents=True)
+    secret.write_text('-----BEGIN EC PRIVATE KEY-----\n')
+    subprocess.run(
+        [str(BIN / 'ansible-galaxy'), 'collection', 'build', '--output-path', str(tmp_path), str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    [tarball] = tmp_path.glob('nomad_zfs-csi-*.tar.gz')
+    with tarfile.open(tarball) as tar:
+        names = tar.getnames()
+    assert 'inventories/example/hosts.yml' in names
+    assert not [n for n in names if n.startswith('inventories/prod')], names
 
 
 def test_every_relative_link_of_the_shipped_pages_resolves_in_the_artifact(artifact, tmp_path):

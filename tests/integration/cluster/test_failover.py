@@ -21,7 +21,8 @@ UNGUARDED, GUARDED = 'ledger', 'cache'
 MARK = 'nomad-zfs-csi:host-volume-id'
 MOVED = 'nomad-zfs-csi:moved-to'
 # cache's group stops itself this many seconds after its client lost the server; the failover waits twice that plus
-# this margin after the node went down (tests/integration/stack/two_nodes says why 30 s).
+# this margin after the node went down. Longer than the heartbeat's TTL (10 to 20 s): with 10 s, a connected client
+# stopped its group itself between two heartbeats (seen on the local stack's two nodes).
 FENCE_AFTER, FENCE_MARGIN = 30, 5
 # The first allocation leaves its ID; one that finds it copies it to `seen` and writes 1 MiB more.
 SCRIPT = (
