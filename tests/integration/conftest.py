@@ -14,13 +14,7 @@ _LAST_TEARDOWN = [False]
 # The extended tier (docs/testing.md, Tiers): what `make test` leaves out to stay within CI's time on this host,
 # run with NZC_EXTENDED=1 (make test-extended).
 EXTENDED = os.environ.get('NZC_EXTENDED') == '1'
-INTEGRATION = REPO / 'tests' / 'integration'
-# The order of the VM's packages in a run (pytest_collection_modifyitems); the others first.
-LANE_ORDER = ('replication', 'zfs', 'cluster', 'stack')
-
-
-def top_directory(item):
-    return item.path.resolve().relative_to(INTEGRATION).parts[0]
+CLUSTER = REPO / 'tests' / 'integration' / 'cluster'
 
 
 def pytest_configure(config):
@@ -28,10 +22,9 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    # The second VM's lane sets up the example on separate hosts last: beside the other lane's stack set-up and the
-    # host lane's sanity and lint, its five hosts' set-up took 704 s, about 300 s alone (docs/testing.md). The local
-    # stack's packages last in the first: the two nodes' package, whose last teardown may skip its restore.
-    items.sort(key=lambda item: LANE_ORDER.index(top_directory(item)) if top_directory(item) in LANE_ORDER else -1)
+    # The example on separate hosts last in its lane: its four hosts' set-up took 1244 s beside the other lane's
+    # stack set-up and the host lane's sanity and lint, about 250 s alone (docs/testing.md).
+    items.sort(key=lambda item: item.path.resolve().is_relative_to(CLUSTER))
     if EXTENDED:
         return
     skip = pytest.mark.skip(reason='extended tier: NZC_EXTENDED=1 (make test-extended) runs it')

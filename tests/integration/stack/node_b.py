@@ -109,7 +109,33 @@ def crash(vm):
     vm.sh('systemctl kill -s KILL %s' % UNIT, check=False)
 
 
+def lose(vm):
+    """Node B as a machine that is powered off leaves it: the agent and its tasks killed. Its pool and mounts stay."""
+    crash(vm)
+    vm.sh('kill -9 %s' % ' '.join(task_pids(vm)), check=False)
+    assert task_pids(vm) == []
+
+
+# Node B's agent cut off from the server, still running: what it sends to the server's RPC port is dropped. It
+# matches the agent's sockets by the cgroup of its unit, so the stack's own agent is not cut off.
+CUT_OFF = """table inet nzc_cut_off {
+  chain out {
+    type filter hook output priority 0;
+    socket cgroupv2 level 2 "system.slice/%s.service" tcp dport %d drop
+  }
+}"""
+
+
+def cut_off(vm):
+    vm.sh('nft -f - <<"EOF"\n%s\nEOF' % (CUT_OFF % (UNIT, server_rpc_port(vm))))
+
+
+def reconnect(vm):
+    vm.sh('nft delete table inet nzc_cut_off', check=False)
+
+
 def stop(vm):
+    reconnect(vm)
     # And its fence watchdog, where a test turned it on (host_volume_plugin_fence_after), with the last contact it
     # kept.
     vm.sh(

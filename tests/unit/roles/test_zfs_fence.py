@@ -1,7 +1,7 @@
 """The fence watchdog's decisions (roles/host_volume_plugin/files/zfs-fence): its configuration, when the node counts
 as out of contact, which volumes it fences and which processes it kills, and when a fence may end. What real zfs,
-Nomad and a task do with it is tested on the VM (tests/integration/cluster/test_failover.py, the watchdog's test on
-the example's client-2)."""
+Nomad and a task do with it is tested on the VM (tests/integration/stack/two_nodes/test_move_and_failover.py, the
+watchdog's test; on separate hosts, tests/integration/cluster/test_failover.py)."""
 
 import http.server
 import importlib.machinery

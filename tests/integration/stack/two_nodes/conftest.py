@@ -1,4 +1,4 @@
-"""One set-up of two nodes for the planned move and the drain the follow controller follows."""
+"""One set-up of two nodes for every test here: node B joined once, for the move, the failover and the watchdog."""
 
 import pytest
 
