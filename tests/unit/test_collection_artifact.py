@@ -22,17 +22,21 @@ BIN = Path(sys.executable).parent
 DISTRIBUTIONS = {'nomad': 'python-nomad'}
 
 
-@pytest.fixture(scope='module')
-def artifact(tmp_path_factory):
-    out = tmp_path_factory.mktemp('artifact')
+def build(source, out):
+    """`ansible-galaxy collection build` of the tree at source into out; the tarball."""
     subprocess.run(
-        [str(BIN / 'ansible-galaxy'), 'collection', 'build', '--output-path', str(out), str(REPO)],
+        [str(BIN / 'ansible-galaxy'), 'collection', 'build', '--output-path', str(out), str(source)],
         check=True,
         capture_output=True,
         text=True,
     )
     [tarball] = out.glob('nomad_zfs-csi-*.tar.gz')
     return tarball
+
+
+@pytest.fixture(scope='module')
+def artifact(tmp_path_factory):
+    return build(REPO, tmp_path_factory.mktemp('artifact'))
 
 
 def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
@@ -82,13 +86,7 @@ def test_a_build_from_a_clone_with_the_operators_inventory_packs_none_of_it(tmp_
     secret = clone / 'inventories' / 'prod' / 'files' / 'tls' / 'nomad-agent-ca-key.pem'
     secret.parent.mkdir(parents=True)
     secret.write_text('-----BEGIN EC PRIVATE KEY-----\n')
-    subprocess.run(
-        [str(BIN / 'ansible-galaxy'), 'collection', 'build', '--output-path', str(tmp_path), str(clone)],
-        check=True,
-        capture_output=True,
-    )
-    [tarball] = tmp_path.glob('nomad_zfs-csi-*.tar.gz')
-    with tarfile.open(tarball) as tar:
+    with tarfile.open(build(clone, tmp_path)) as tar:
         names = tar.getnames()
     assert 'inventories/example/hosts.yml' in names
     assert not [n for n in names if n.startswith('inventories/prod')], names

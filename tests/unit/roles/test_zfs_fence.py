@@ -226,10 +226,10 @@ def test_an_agent_listening_on_every_address_is_believed_over_ipv4(tmp_path):
             assert fence.connection_owner(client) == os.getuid()
             # The tcp6 row's owner is the answer, whoever it is: a user's agent is not root's; and a pair in both
             # tables is one row too many.
-            mapped = [('::ffff:' + a[0], a[1]) for a in (client.getpeername(), client.getsockname())]
-            agent, ours = (fence._table_address(a) for a in mapped)
+            pair = (client.getpeername(), client.getsockname())
+            agent, ours = (fence._table_address(('::ffff:' + a[0], a[1])) for a in pair)
+            plain = [fence._table_address(a) for a in pair]
             row = '   0: %s %s 01 00000000:00000000 00:00000000 00000000 %5d        0 %s 1\n'
-            plain = [fence._table_address(a) for a in (client.getpeername(), client.getsockname())]
             tcp, tcp6 = tmp_path / 'tcp', tmp_path / 'tcp6'
             tcp.write_text('header\n')
             tcp6.write_text('header\n' + row % (agent, ours, 65534, '77'))
