@@ -7,7 +7,7 @@
 # Nomad gives the fingerprint one second and does not retry it; a Python start alone took longer
 # on a loaded host, so sh answers it. Everything else runs in python3 -IS.
 """:"
-[ "$1" = fingerprint ] && { echo '{"version": "0.2.0"}'; exit 0; }
+[ "$1" = fingerprint ] && { echo '{"version": "0.3.0"}'; exit 0; }
 exec /usr/bin/python3 -IS "$0" "$@"
 """
 
