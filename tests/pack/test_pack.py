@@ -1,4 +1,5 @@
-"""The zfs_csi pack, checked with the real nomad-pack and Nomad, per .ci/vars-*.hcl."""
+"""The zfs_csi pack, checked with the real nomad-pack and Nomad, per examples/*.hcl (shipped: a production
+cluster's values per driver) and .ci/vars-*.hcl (not shipped: the local stack's)."""
 
 import json
 import os
@@ -11,8 +12,15 @@ import yaml
 
 from conftest import PACK, REPO
 
-VARS = sorted((PACK / '.ci').glob('vars-*.hcl'))
+EXAMPLES = PACK / 'examples'
+VARS = sorted(EXAMPLES.glob('*.hcl')) + sorted((PACK / '.ci').glob('vars-*.hcl'))
 GOLDEN = Path(__file__).parent / 'golden'
+NFS = EXAMPLES / 'zfs-generic-nfs.hcl'
+
+
+def label(varfile):
+    """The variables file's name in test IDs and golden directories: example-<driver> or vars-<...>."""
+    return 'example-' + varfile.stem if varfile.parent == EXAMPLES else varfile.stem
 
 
 def tool(argv, env=None):
@@ -30,18 +38,18 @@ def rendered(out):
     return sorted(p for p in (out / 'zfs_csi').iterdir())
 
 
-def test_every_driver_has_a_ci_vars_file():
+def test_every_driver_has_an_example():
     drivers = {'zfs-generic-nfs', 'zfs-generic-iscsi', 'zfs-local-dataset', 'zfs-local-zvol'}
-    assert {p.stem[len('vars-') :] for p in VARS} >= drivers
+    assert {p.stem for p in EXAMPLES.glob('*.hcl')} == drivers
 
 
-@pytest.mark.parametrize('varfile', VARS, ids=[v.stem for v in VARS])
+@pytest.mark.parametrize('varfile', VARS, ids=[label(v) for v in VARS])
 def test_render_fmt_validate_plan(tools, agent, tmp_path, varfile):
     proc = render(tools, tmp_path, '-f', str(varfile))
     assert proc.returncode == 0, proc.stderr
     files = rendered(tmp_path)
     jobs = [f for f in files if f.suffix == '.nomad']
-    generic = 'generic' in varfile.stem
+    generic = 'generic' in varfile.name
     assert [f.name for f in jobs] == (['controller.nomad', 'node.nomad'] if generic else ['node.nomad'])
     for job in jobs:
         fmt = tool([tools['nomad'], 'fmt', '-check', str(job)])
@@ -62,11 +70,11 @@ def test_render_fmt_validate_plan(tools, agent, tmp_path, varfile):
     assert sorted(set(re.findall(r'\+ Job: "[^"]+"', output))) == expected, output
 
 
-@pytest.mark.parametrize('varfile', VARS, ids=[v.stem for v in VARS])
+@pytest.mark.parametrize('varfile', VARS, ids=[label(v) for v in VARS])
 def test_golden_output(tools, tmp_path, varfile):
     """Rendered output is guarded; UPDATE_GOLDEN=1 rewrites it on purpose."""
     assert render(tools, tmp_path, '-f', str(varfile)).returncode == 0
-    golden = GOLDEN / varfile.stem
+    golden = GOLDEN / label(varfile)
     if os.environ.get('UPDATE_GOLDEN'):
         golden.mkdir(parents=True, exist_ok=True)
         for old in golden.iterdir():
@@ -79,7 +87,7 @@ def test_golden_output(tools, tmp_path, varfile):
 
 
 def test_bad_driver_lists_valid_ones(tools, tmp_path):
-    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-local-dataset.hcl'), '--var', 'driver=zfs-nfs')
+    proc = render(tools, tmp_path, '-f', str(EXAMPLES / 'zfs-local-dataset.hcl'), '--var', 'driver=zfs-nfs')
     assert proc.returncode != 0
     assert (
         'variable driver = "zfs-nfs" is not a driver this pack knows; use one of zfs-generic-nfs, '
@@ -97,7 +105,7 @@ def test_bad_driver_lists_valid_ones(tools, tmp_path):
     ],
 )
 def test_missing_required_variables(tools, tmp_path, missing, message):
-    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'), '--var', '%s=' % missing)
+    proc = render(tools, tmp_path, '-f', str(NFS), '--var', '%s=' % missing)
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr
 
@@ -116,7 +124,7 @@ def test_missing_required_variables(tools, tmp_path, missing, message):
 )
 def test_a_bad_node_variable_names_itself(tools, tmp_path, override, message):
     """A bad value stops the render with the variable's name and the fix; no job is written."""
-    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'), '--var', override)
+    proc = render(tools, tmp_path, '-f', str(NFS), '--var', override)
     assert proc.returncode != 0 and not (tmp_path / 'zfs_csi').exists()
     assert message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
@@ -133,7 +141,7 @@ def test_a_bad_node_variable_names_itself(tools, tmp_path, override, message):
 )
 def test_nfs_is_never_exported_to_everyone(tools, tmp_path, override, message):
     """Without nfs_clients, any host that reaches the storage host would mount every volume as root."""
-    proc = render(tools, tmp_path, '-f', str(PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'), '--var', override)
+    proc = render(tools, tmp_path, '-f', str(NFS), '--var', override)
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
@@ -142,7 +150,7 @@ def test_secret_stays_in_the_nomad_variable(tools, agent, tmp_path):
     """The SSH key is read by the controller's template at run time; job text and the stored job never hold it,
     and the node job, which runs on every client, reads no key at all."""
     secret = 'SENTINEL-PRIVATE-KEY-%d' % os.getpid()
-    varfile = PACK / '.ci' / 'vars-zfs-generic-nfs.hcl'
+    varfile = NFS
     put = tool(
         [tools['nomad'], 'var', 'put', '-force', 'nomad/jobs/zfs-controller', 'ssh_private_key=' + secret],
         env=agent.env,
@@ -221,18 +229,18 @@ def test_the_example_inventorys_pack_variables_render_as_the_role_renders_them(t
     assert 'storage-1.example.internal' in controller and 'rw=@10.0.20.0/24' in controller
 
 
-def test_the_readmes_nfs_example_renders_what_the_storage_host_roles_sudo_rule_allows(tools, tmp_path):
-    """The README's NFS example, rendered as nomad-pack renders it: democratic-csi runs zfs through the wrapper that
-    inventories/example names, without sudo, and chmod through env: the storage_host role's narrow rule refuses
-    democratic-csi's own sudo (the pack's default, for a service user with full sudo)."""
-    readme = (PACK / 'README.md').read_text()
-    example = re.search(r'NFS from a storage host .*?```hcl\n(.*?)```', readme, re.S).group(1)
-    (tmp_path / 'my-nfs.hcl').write_text(example)
-    proc = render(tools, tmp_path / 'out', '-f', str(tmp_path / 'my-nfs.hcl'))
+@pytest.mark.parametrize('driver', ['zfs-generic-nfs', 'zfs-generic-iscsi'])
+def test_the_storage_host_examples_render_what_the_storage_host_roles_sudo_rule_allows(tools, tmp_path, driver):
+    """The shipped examples for a storage host, rendered as nomad-pack renders them: democratic-csi runs zfs without
+    sudo, which the storage_host role's narrow rule refuses (the pack's default, for a service user with full sudo);
+    NFS runs it through the wrapper that inventories/example names, and chmod through env."""
+    proc = render(tools, tmp_path, '-f', str(EXAMPLES / (driver + '.hcl')))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    controller = (tmp_path / 'out' / 'zfs_csi' / 'controller.nomad').read_text()
-    contract = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all.yml').read_text())
+    controller = (tmp_path / 'zfs_csi' / 'controller.nomad').read_text()
     assert re.search(r'^ +sudoEnabled: false$', controller, re.M), controller
+    if driver != 'zfs-generic-nfs':
+        return
+    contract = yaml.safe_load((REPO / 'inventories' / 'example' / 'group_vars' / 'all.yml').read_text())
     wrapper = contract['nomad_zfs_csi_storage']['zfs_cli_path']
     assert re.search(r'^ +zfs: "%s"$' % re.escape(wrapper), controller, re.M), controller
     assert re.search(r'^ +sudo: "/usr/bin/env"$', controller, re.M), controller

@@ -1,7 +1,7 @@
 # The pack's production path on the local stack: democratic-csi's image under Nomad's docker driver (the
 # default task_driver), privileged on the node, beside the stack's raw_exec plugin under a plugin id of its own:
 #   nomad-pack run packs/zfs_csi --name zfs-docker -f packs/zfs_csi/.ci/vars-zfs-generic-nfs-docker-local-stack.hcl
-# What a production user sets (vars-zfs-generic-nfs.hcl) with the local stack's values, and one override: the
+# What a production user sets (examples/zfs-generic-nfs.hcl) with the local stack's values, and one override: the
 # image that tests/zfsvm/images.sh builds from the same source and Debian packages, since no registry is
 # reachable here (docs/testing.md says how it differs from upstream's). The controller and node jobs read the SSH
 # key from their own nomad/jobs/zfs-docker-controller and nomad/jobs/zfs-docker-node variables.

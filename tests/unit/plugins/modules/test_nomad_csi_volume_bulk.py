@@ -131,8 +131,8 @@ def test_single_volume_options_beside_volumes_are_refused(run_main, nomad):
 
 
 def test_the_packs_rendered_volumes_json_as_it_is(run_main, nomad):
-    """The file nomad-pack v0.4.2 rendered from packs/zfs_csi/.ci/vars-zfs-generic-nfs.hcl (the golden copy)."""
-    spec = GOLDEN / 'vars-zfs-generic-nfs' / 'volumes.json'
+    """The file nomad-pack v0.4.2 rendered from packs/zfs_csi/examples/zfs-generic-nfs.hcl (the golden copy)."""
+    spec = GOLDEN / 'example-zfs-generic-nfs' / 'volumes.json'
     checked = run_main(nomad_csi_volume, {'spec_file': str(spec)}, check=True, diff=True)
     assert [v['id'] for v in checked['volumes']] == ['pg-data', 'pg-restored'], checked
     pg = checked['diff']['after']['pg-data']
@@ -142,8 +142,8 @@ def test_the_packs_rendered_volumes_json_as_it_is(run_main, nomad):
 
 
 def test_the_packs_topology_reaches_nomad(run_main, nomad):
-    """The golden volumes.json of packs/zfs_csi/.ci/vars-zfs-local-dataset.hcl: a registered volume on one node."""
-    spec = GOLDEN / 'vars-zfs-local-dataset' / 'volumes.json'
+    """The golden volumes.json of packs/zfs_csi/examples/zfs-local-dataset.hcl: a registered volume on one node."""
+    spec = GOLDEN / 'example-zfs-local-dataset' / 'volumes.json'
     nomad.handlers[('put', 'volume/csi/scratch')] = lambda body, params: nomad.objects.update(
         {'volume/csi/scratch': dict(body['Volumes'][0], Secrets=None)}
     )

@@ -203,8 +203,8 @@ def test_the_packs_host_volumes_json_is_taken_as_it_is(run_main, nomad, tmp_path
 
 
 def test_the_host_volumes_json_nomad_pack_rendered_is_taken_as_it_is(run_main, nomad):
-    """The golden copy of what nomad-pack v0.4.2 rendered from packs/zfs_csi/.ci/vars-zfs-local-dataset.hcl."""
-    spec = GOLDEN / 'vars-zfs-local-dataset' / 'host_volumes.json'
+    """The golden copy of what nomad-pack v0.4.2 rendered from packs/zfs_csi/examples/zfs-local-dataset.hcl."""
+    spec = GOLDEN / 'example-zfs-local-dataset' / 'host_volumes.json'
     made = run_main(nomad_host_volume, {'spec_file': str(spec)}, check=True)
     assert made['changed'] and nomad.writes() == [], made
     [entry] = made['volumes']

@@ -1,8 +1,9 @@
-job "zfs-controller" {
-  type = "service"
+job "zfs-local-node" {
+  # Every client that may mount a volume runs the node plugin.
+  type = "system"
 
   datacenters = ["*"]
-  node_pool   = "default"
+  node_pool   = "storage"
 
   constraint {
     attribute = "${attr.kernel.name}"
@@ -14,14 +15,7 @@ job "zfs-controller" {
     value     = "true"
   }
 
-  group "controller" {
-    count = 1
-
-    # Two controllers on one host protect against nothing.
-    constraint {
-      distinct_hosts = true
-    }
-
+  group "node" {
     task "plugin" {
       driver = "docker"
       # democratic-csi shuts down cleanly on SIGTERM only.
@@ -34,11 +28,32 @@ job "zfs-controller" {
         ipc_mode     = "host"
         args = [
           "--csi-version=1.5.0",
-          "--csi-name=zfs",
+          "--csi-name=zfs-local",
           "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
           "--csi-mode=controller",
+          "--csi-mode=node",
           "--server-socket=/csi/csi.sock",
         ]
+        mount {
+          type     = "bind"
+          source   = "/run/udev"
+          target   = "/run/udev"
+          readonly = true
+        }
+        # The host's tools (zfs, iscsiadm) run by chroot /host, democratic-csi's docker/ wrappers. (Nomad itself
+        # mounts the host's /dev into a node plugin, where a LUN logged in to later shows.)
+        mount {
+          type   = "bind"
+          source = "/"
+          target = "/host"
+          bind_options {
+            propagation = "rshared"
+          }
+        }
+      }
+
+      env {
+        CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
       # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
@@ -47,39 +62,25 @@ job "zfs-controller" {
         perms       = "0400"
         change_mode = "restart"
         data        = <<EOH
-driver: zfs-generic-iscsi
-instance_id: "0c7f4c55-3b7d-4d67-8d43-5b0f5a0a8e21"
-sshConnection:
-  host: "storage1.example.internal"
-  port: 22
-  username: "csi"
-  privateKey: |
-{{ with nomadVar "nomad/jobs/zfs-controller" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
+driver: zfs-local-dataset
+instance_id: "5a9d0a0e-3c1b-4bb2-9f52-0f8c1a1e7d33"
+_private:
+  csi:
+    volume:
+      idHash:
+        strategy: "md5"
 zfs:
   cli:
     sudoEnabled: true
-  datasetParentName: "tank/nomad/zvols"
-  detachedSnapshotsDatasetParentName: "tank/nomad/zvols-snapshots"
+  datasetParentName: "tank/nomad/local"
+  detachedSnapshotsDatasetParentName: "tank/nomad/local-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
-iscsi:
-  shareStrategy: targetCli
-  shareStrategyTargetCli:
-    sudoEnabled: true
-    basename: "iqn.2003-01.org.linux-iscsi.storage:nomad"
-    tpg:
-      # Each target's own LUN for any initiator that logs in: with CHAP, only one that knows the pair.
-      attributes:
-        authentication: 1
-        generate_node_acls: 1
-        cache_dynamic_acls: 1
-        demo_mode_write_protect: 0
-      auth:
-{{- with nomadVar "nomad/jobs/zfs-controller" }}
-        userid: {{ .iscsi_chap_userid.Value | toJSON }}
-        password: {{ .iscsi_chap_password.Value | toJSON }}
-{{- end }}
-  targetPortal: "storage1.example.internal:3260"
+node:
+  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
+  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
+  mount:
+    mount_flags: "nosuid,nodev"
 EOH
       }
 
@@ -95,8 +96,8 @@ EOH
       }
 
       csi_plugin {
-        id             = "zfs"
-        type           = "controller"
+        id             = "zfs-local"
+        type           = "monolith"
         mount_dir      = "/csi"
         health_timeout = "30s"
       }

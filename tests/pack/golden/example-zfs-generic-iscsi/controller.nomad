@@ -1,6 +1,5 @@
-job "zfs-node" {
-  # Every client that may mount a volume runs the node plugin.
-  type = "system"
+job "zfs-iscsi-controller" {
+  type = "service"
 
   datacenters = ["*"]
   node_pool   = "default"
@@ -15,7 +14,14 @@ job "zfs-node" {
     value     = "true"
   }
 
-  group "node" {
+  group "controller" {
+    count = 1
+
+    # Two controllers on one host protect against nothing.
+    constraint {
+      distinct_hosts = true
+    }
+
     task "plugin" {
       driver = "docker"
       # democratic-csi shuts down cleanly on SIGTERM only.
@@ -28,31 +34,11 @@ job "zfs-node" {
         ipc_mode     = "host"
         args = [
           "--csi-version=1.5.0",
-          "--csi-name=zfs",
+          "--csi-name=zfs-iscsi",
           "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
-          "--csi-mode=node",
+          "--csi-mode=controller",
           "--server-socket=/csi/csi.sock",
         ]
-        mount {
-          type     = "bind"
-          source   = "/run/udev"
-          target   = "/run/udev"
-          readonly = true
-        }
-        # The host's tools (zfs, iscsiadm) run by chroot /host, democratic-csi's docker/ wrappers. (Nomad itself
-        # mounts the host's /dev into a node plugin, where a LUN logged in to later shows.)
-        mount {
-          type   = "bind"
-          source = "/"
-          target = "/host"
-          bind_options {
-            propagation = "rshared"
-          }
-        }
-      }
-
-      env {
-        CSI_NODE_ID = "${attr.unique.hostname}"
       }
 
       # Readable by the task's user only: the controller's configuration holds the storage host's SSH key.
@@ -63,18 +49,24 @@ job "zfs-node" {
         data        = <<EOH
 driver: zfs-generic-iscsi
 instance_id: "0c7f4c55-3b7d-4d67-8d43-5b0f5a0a8e21"
+sshConnection:
+  host: "storage1.example.internal"
+  port: 22
+  username: "csi-iscsi"
+  privateKey: |
+{{ with nomadVar "nomad/jobs/zfs-iscsi-controller" }}{{ .ssh_private_key.Value | trimSpace | indent 4 }}{{ end }}
 zfs:
   cli:
-    sudoEnabled: true
+    sudoEnabled: false
   datasetParentName: "tank/nomad/zvols"
   detachedSnapshotsDatasetParentName: "tank/nomad/zvols-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
 node:
-  # Every volume's staging mount, and so each task's bind mount of it: a setuid file or a device node that a
-  # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
-  mount:
-    mount_flags: "nosuid,nodev"
+  # A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
+  format:
+    ext4:
+      customOptions: ["-E", "root_owner=65534:65534"]
 iscsi:
   shareStrategy: targetCli
   shareStrategyTargetCli:
@@ -87,6 +79,11 @@ iscsi:
         generate_node_acls: 1
         cache_dynamic_acls: 1
         demo_mode_write_protect: 0
+      auth:
+{{- with nomadVar "nomad/jobs/zfs-iscsi-controller" }}
+        userid: {{ .iscsi_chap_userid.Value | toJSON }}
+        password: {{ .iscsi_chap_password.Value | toJSON }}
+{{- end }}
   targetPortal: "storage1.example.internal:3260"
 EOH
       }
@@ -103,8 +100,8 @@ EOH
       }
 
       csi_plugin {
-        id             = "zfs"
-        type           = "node"
+        id             = "zfs-iscsi"
+        type           = "controller"
         mount_dir      = "/csi"
         health_timeout = "30s"
       }

@@ -1,4 +1,4 @@
-job "zfs-node" {
+job "zfs-zvol-node" {
   # Every client that may mount a volume runs the node plugin.
   type = "system"
 
@@ -29,7 +29,7 @@ job "zfs-node" {
         ipc_mode     = "host"
         args = [
           "--csi-version=1.5.0",
-          "--csi-name=zfs",
+          "--csi-name=zfs-zvol",
           "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
           "--csi-mode=controller",
           "--csi-mode=node",
@@ -92,7 +92,7 @@ EOH
       }
 
       csi_plugin {
-        id             = "zfs"
+        id             = "zfs-zvol"
         type           = "monolith"
         mount_dir      = "/csi"
         health_timeout = "30s"

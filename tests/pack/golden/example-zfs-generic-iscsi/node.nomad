@@ -1,9 +1,9 @@
-job "zfs-node" {
+job "zfs-iscsi-node" {
   # Every client that may mount a volume runs the node plugin.
   type = "system"
 
   datacenters = ["*"]
-  node_pool   = "storage"
+  node_pool   = "default"
 
   constraint {
     attribute = "${attr.kernel.name}"
@@ -28,9 +28,8 @@ job "zfs-node" {
         ipc_mode     = "host"
         args = [
           "--csi-version=1.5.0",
-          "--csi-name=zfs",
+          "--csi-name=zfs-iscsi",
           "--driver-config-file=${NOMAD_SECRETS_DIR}/driver-config.yaml",
-          "--csi-mode=controller",
           "--csi-mode=node",
           "--server-socket=/csi/csi.sock",
         ]
@@ -62,18 +61,13 @@ job "zfs-node" {
         perms       = "0400"
         change_mode = "restart"
         data        = <<EOH
-driver: zfs-local-dataset
-instance_id: "5a9d0a0e-3c1b-4bb2-9f52-0f8c1a1e7d33"
-_private:
-  csi:
-    volume:
-      idHash:
-        strategy: "md5"
+driver: zfs-generic-iscsi
+instance_id: "0c7f4c55-3b7d-4d67-8d43-5b0f5a0a8e21"
 zfs:
   cli:
-    sudoEnabled: true
-  datasetParentName: "tank/nomad/local"
-  detachedSnapshotsDatasetParentName: "tank/nomad/local-snapshots"
+    sudoEnabled: false
+  datasetParentName: "tank/nomad/zvols"
+  detachedSnapshotsDatasetParentName: "tank/nomad/zvols-snapshots"
   datasetEnableQuotas: true
   datasetEnableReservation: false
 node:
@@ -81,6 +75,23 @@ node:
   # task writes onto its volume gives nothing to whoever runs or opens it later on the client.
   mount:
     mount_flags: "nosuid,nodev"
+  # A block volume's new ext4 root, for tasks that run as nobody with no capabilities (exec, allow_caps = []).
+  format:
+    ext4:
+      customOptions: ["-E", "root_owner=65534:65534"]
+iscsi:
+  shareStrategy: targetCli
+  shareStrategyTargetCli:
+    sudoEnabled: true
+    basename: "iqn.2003-01.org.linux-iscsi.storage:nomad"
+    tpg:
+      # Each target's own LUN for any initiator that logs in: with CHAP, only one that knows the pair.
+      attributes:
+        authentication: 1
+        generate_node_acls: 1
+        cache_dynamic_acls: 1
+        demo_mode_write_protect: 0
+  targetPortal: "storage1.example.internal:3260"
 EOH
       }
 
@@ -96,8 +107,8 @@ EOH
       }
 
       csi_plugin {
-        id             = "zfs"
-        type           = "monolith"
+        id             = "zfs-iscsi"
+        type           = "node"
         mount_dir      = "/csi"
         health_timeout = "30s"
       }
