@@ -26,7 +26,7 @@ def agent(tools, tmp_path_factory):
         agent = start_agent(workdir)
     except RuntimeError as e:
         pytest.fail(str(e))
-    # The node pool and namespace the .ci vars files place jobs in.
+    # The node pool and namespace that examples/zfs-local-dataset.hcl and zfs-local-zvol.hcl place jobs in.
     (workdir / 'pool.hcl').write_text('node_pool "storage" {\n  description = "ZFS storage clients"\n}\n')
     agent.nomad('node', 'pool', 'apply', str(workdir / 'pool.hcl'))
     agent.nomad('namespace', 'apply', 'storage')

@@ -61,7 +61,8 @@ def test_the_artifact_holds_the_collection_and_no_development_files(artifact):
     }, tops
     assert 'plugins/modules/zfs_dataset.py' in names and 'packs/zfs_csi/metadata.hcl' in names
     # The pack's examples, one per driver, which its README links; not the local stack's .ci files.
-    assert {'packs/zfs_csi/examples/%s.hcl' % d for d in ('zfs-generic-nfs', 'zfs-local-zvol')} <= names
+    drivers = ('zfs-generic-nfs', 'zfs-generic-iscsi', 'zfs-local-dataset', 'zfs-local-zvol')
+    assert {'packs/zfs_csi/examples/%s.hcl' % d for d in drivers} <= names
     assert 'meta/execution-environment.yml' in names
     # The follow controller's rulebook and event source; not the Molecule scenarios beside them.
     assert {'extensions/eda/rulebooks/follow.yml', 'extensions/eda/plugins/event_source/nomad_events.py'} <= names

@@ -9,14 +9,19 @@ instance_id = "0c7f4c55-3b7d-4d67-8d43-5b0f5a0a8e21"
 # Yours: the storage_host role's parents for this plugin's service user.
 dataset_parent_name            = "tank/nomad/zvols"
 detached_snapshots_parent_name = "tank/nomad/zvols-snapshots"
-# Yours: the storage host's name, and its portal as the clients reach it.
-ssh_host            = "storage1.example.internal"
-# Yours: the storage_host role's service user for this plugin (storage_host_user).
-ssh_username        = "csi-iscsi"
-iscsi_target_portal = "storage1.example.internal:3260"
-# The service user runs zfs by its delegation, and targetcli through sudo, which gives it the storage_host role's
-# confined one (iscsi_targetcli_sudo, the default).
-zfs_sudo         = false
-controller_count = 1
+# Yours: the storage host's name, and the service user the storage_host role made for this plugin
+# (storage_host_user).
+ssh_host     = "storage-1.example.internal"
+ssh_username = "csi-iscsi"
+# Yours: the portal as the clients reach it.
+iscsi_target_portal = "storage-1.example.internal:3260"
+# Yours: clients of their own for the controller, which holds the storage host's key (the README's client
+# requirements).
+# controller_node_pool = "admin"
+# The service user runs zfs by its delegation alone (zvols are never mounted or shared), and targetcli through
+# sudo, which gives it the storage_host role's confined one (iscsi_targetcli_sudo, the default). Detached snapshots
+# and volumes made from them need zfs receive as root: set zfs_cli_path to the role's wrapper for those, as the NFS
+# example does.
+zfs_sudo = false
 # Tenants' exec tasks run as nobody: each new file system's root is theirs.
 filesystem_root_owner = "65534:65534"

@@ -8,9 +8,12 @@ instance_id = "8f1c2e64-6f0e-4d7c-9a53-0c3f7b1f4a10"
 dataset_parent_name            = "tank/nomad/csi"
 detached_snapshots_parent_name = "tank/nomad/csi-snapshots"
 # Yours: the storage host's name, as its host key and the clients' mounts know it.
-ssh_host = "storage1.example.internal"
+ssh_host = "storage-1.example.internal"
 # Yours: the clients that mount volumes; each volume is exported to them only.
 nfs_clients = ["10.0.20.0/24"]
+# Yours: clients of their own for the controller, which holds the storage host's key (the README's client
+# requirements).
+# controller_node_pool = "admin"
 # A storage host that the storage_host role prepared: zfs through its wrapper, as the service user, without sudo
 # (its narrow sudo rule refuses democratic-csi's own), and chmod without root on the volumes that user owns.
 zfs_sudo      = false

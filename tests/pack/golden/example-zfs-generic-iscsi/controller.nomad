@@ -15,7 +15,7 @@ job "zfs-iscsi-controller" {
   }
 
   group "controller" {
-    count = 1
+    count = 2
 
     # Two controllers on one host protect against nothing.
     constraint {
@@ -50,7 +50,7 @@ job "zfs-iscsi-controller" {
 driver: zfs-generic-iscsi
 instance_id: "0c7f4c55-3b7d-4d67-8d43-5b0f5a0a8e21"
 sshConnection:
-  host: "storage1.example.internal"
+  host: "storage-1.example.internal"
   port: 22
   username: "csi-iscsi"
   privateKey: |
@@ -84,7 +84,7 @@ iscsi:
         userid: {{ .iscsi_chap_userid.Value | toJSON }}
         password: {{ .iscsi_chap_password.Value | toJSON }}
 {{- end }}
-  targetPortal: "storage1.example.internal:3260"
+  targetPortal: "storage-1.example.internal:3260"
 EOH
       }
 

@@ -91,7 +91,7 @@ iscsi:
         generate_node_acls: 1
         cache_dynamic_acls: 1
         demo_mode_write_protect: 0
-  targetPortal: "storage1.example.internal:3260"
+  targetPortal: "storage-1.example.internal:3260"
 EOH
       }
 

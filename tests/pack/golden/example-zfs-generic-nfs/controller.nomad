@@ -50,7 +50,7 @@ job "zfs-controller" {
 driver: zfs-generic-nfs
 instance_id: "8f1c2e64-6f0e-4d7c-9a53-0c3f7b1f4a10"
 sshConnection:
-  host: "storage1.example.internal"
+  host: "storage-1.example.internal"
   port: 22
   username: "csi"
   privateKey: |
@@ -74,7 +74,7 @@ nfs:
   shareStrategySetDatasetProperties:
     properties:
       sharenfs: "rw=@10.0.20.0/24,no_root_squash"
-  shareHost: "storage1.example.internal"
+  shareHost: "storage-1.example.internal"
 EOH
       }
 

@@ -77,7 +77,7 @@ nfs:
   shareStrategySetDatasetProperties:
     properties:
       sharenfs: "rw=@10.0.20.0/24,no_root_squash"
-  shareHost: "storage1.example.internal"
+  shareHost: "storage-1.example.internal"
 EOH
       }
 
