@@ -1,5 +1,6 @@
 """One version: galaxy.yml's, bumped at release. The zfs-dataset plugin is a standalone script that Nomad's
-fingerprint reads without the collection, so it holds a copy, which must agree."""
+fingerprint reads without the collection, and the zfs_csi pack is read by nomad-pack without it: each holds a copy,
+which must agree."""
 
 import json
 import re
@@ -15,6 +16,12 @@ def test_the_plugins_fingerprint_says_the_collections_version():
     script = (REPO / 'roles' / 'host_volume_plugin' / 'files' / 'zfs-dataset.py').read_text()
     [answer] = re.findall(r"\[ \"\$1\" = fingerprint \] && \{ echo '([^']+)'", script)
     assert json.loads(answer) == {'version': version}
+
+
+def test_the_packs_metadata_says_the_collections_version():
+    version = yaml.safe_load((REPO / 'galaxy.yml').read_text())['version']
+    metadata = (REPO / 'packs' / 'zfs_csi' / 'metadata.hcl').read_text()
+    assert re.findall(r'^\s*version\s*=\s*"([^"]+)"', metadata, re.M) == [version]
 
 
 def test_no_option_is_added_in_a_later_version_than_the_collections():
