@@ -48,6 +48,15 @@ options:
   client_key:
     description: Key of O(client_cert). Falls back to E(NOMAD_CLIENT_KEY).
     type: path
+  tls_server_name:
+    description:
+      - The name to send and to verify in the agent's certificate, in place of the host of O(nomad_addr), as
+        C(nomad -tls-server-name) does. Falls back to E(NOMAD_TLS_SERVER_NAME).
+      - Nomad's own certificates (C(nomad tls cert create -server)) name C(server.<region>.nomad), C(localhost) and
+        C(127.0.0.1). With V(server.global.nomad), servers are reached by any address, and each proves that it is a
+        server of that region.
+    type: str
+    version_added: 0.3.0
   timeout:
     description: Seconds to wait for each HTTP call.
     type: int

@@ -25,6 +25,8 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._acl_needs import ne
 try:
     import nomad.api.base
     import nomad.api.exceptions
+    import requests
+    from requests.adapters import HTTPAdapter
     from requests.exceptions import ReadTimeout
 
     HAS_NOMAD = True
@@ -36,6 +38,20 @@ try:
         def _endpoint_builder(self, *args):
             # The base class joins an empty ENDPOINT in, giving v1//path, which Nomad redirects.
             return '%s/%s' % (self.version, '/'.join(a for a in args if a))
+
+    class _ServerNameAdapter(HTTPAdapter):
+        """HTTPS that sends and checks one name of the agent's certificate, whatever host the address names, as
+        Nomad's CLI does with -tls-server-name: Nomad's own certificates hold server.<region>.nomad, not the
+        address an operator reaches the servers by."""
+
+        def __init__(self, server_name):
+            self._server_name = server_name
+            super(_ServerNameAdapter, self).__init__()
+
+        def init_poolmanager(self, *args, **kwargs):
+            kwargs.update(server_hostname=self._server_name, assert_hostname=self._server_name)
+            super(_ServerNameAdapter, self).init_poolmanager(*args, **kwargs)
+
 except ImportError:
     HAS_NOMAD = False
     NOMAD_IMPORT_ERROR = traceback.format_exc()
@@ -66,11 +82,16 @@ class NomadClient(object):
         self.addr = params['nomad_addr'].rstrip('/')
         self.namespace = params['namespace']
         self.timeout = params['timeout']
+        self.server_name = params.get('tls_server_name')
         self.calls = 0
         # requests takes a CA bundle's path, or a bool; validate_certs=false wins over any CA.
         verify = (params['ca_cert'] or True) if params['validate_certs'] else False
         cert = (params['client_cert'], params['client_key']) if params['client_cert'] else ()
+        session = requests.Session()
+        if params.get('tls_server_name'):
+            session.mount('https://', _ServerNameAdapter(params['tls_server_name']))
         self._requester = _Requester(
+            session=session,
             address=self.addr,
             token=params['nomad_token'],
             timeout=params['timeout'],
@@ -130,11 +151,19 @@ class NomadClient(object):
                 )
             unverified = _unverified_certificate(e)
             if unverified:
+                if self.server_name:
+                    raise NomadError(
+                        'Nomad at %s: its TLS certificate was not verified as %s, the name tls_server_name (or '
+                        'NOMAD_TLS_SERVER_NAME) gives (%s). Give nomad_ca_cert (or NOMAD_CACERT) the CA that signed '
+                        "it, and a name the certificate holds: Nomad's own `nomad tls cert create -server` names "
+                        'server.<region>.nomad.' % (self.addr, self.server_name, unverified)
+                    )
                 raise NomadError(
                     'Nomad at %s: its TLS certificate was not verified (%s). Give nomad_ca_cert (or NOMAD_CACERT) '
                     "the CA that signed it, and a certificate that names the host of nomad_addr: Nomad's own "
                     '`nomad tls cert create -server` names only server.<region>.nomad, localhost and 127.0.0.1; add '
-                    'that host with -additional-dnsname (or -additional-ipaddress).' % (self.addr, unverified)
+                    'that host with -additional-dnsname (or -additional-ipaddress), or give tls_server_name (or '
+                    'NOMAD_TLS_SERVER_NAME) a name it holds, such as server.global.nomad.' % (self.addr, unverified)
                 )
             if getattr(e, 'nomad_resp', None) is None or not hasattr(e.nomad_resp, 'status_code'):
                 raise NomadError(
@@ -179,8 +208,12 @@ def _body(exc):
 
 def _unverified_certificate(exc):
     """Why the agent's certificate failed verification (an unknown CA, a name it does not hold), or None. requests
-    wraps the ssl module's error in two layers of its own and urllib3's; their text keeps OpenSSL's reason."""
+    wraps the ssl module's error in two layers of its own and urllib3's; their text keeps OpenSSL's reason. With
+    tls_server_name, urllib3 checks the name itself, and says so in a CertificateError of its own."""
     text = str(getattr(exc, 'nomad_resp', exc))
+    mismatch = re.search(r"CertificateError\([\"'](hostname .*? doesn't match .*?)[\"']\)", text)
+    if mismatch:
+        return mismatch.group(1).replace("\\'", "'")
     if 'CERTIFICATE_VERIFY_FAILED' not in text:
         return None
     reason = re.search(r'certificate verify failed: (.*?)\s*\(_ssl\.c', text)

@@ -42,6 +42,7 @@ def nomad_argument_spec(**own):
         ca_cert=dict(type='path', fallback=(env_fallback, ['NOMAD_CACERT'])),
         client_cert=dict(type='path', fallback=(env_fallback, ['NOMAD_CLIENT_CERT'])),
         client_key=dict(type='path', no_log=False, fallback=(env_fallback, ['NOMAD_CLIENT_KEY'])),
+        tls_server_name=dict(type='str', fallback=(env_fallback, ['NOMAD_TLS_SERVER_NAME'])),
         timeout=dict(type='int', default=10),
     )
     spec.update(own)

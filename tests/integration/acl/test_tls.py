@@ -63,3 +63,29 @@ def test_a_certificate_of_a_ca_not_given_is_named_as_such_with_the_fix_not_as_un
     assert 'nomad_ca_cert (or NOMAD_CACERT)' in said and '-additional-dnsname' in said, said
     assert 'Cannot reach' not in said
     assert 'nzc-tls-unverified' not in [n['Name'] for n in acl.api('GET', '/v1/namespaces')]
+
+
+def test_tls_server_name_is_the_name_checked_in_the_agents_certificate_by_modules_and_roles(acl):
+    """Nomad's own server certificate names server.global.nomad: a module given that name reaches the agent, and the
+    nomad_access role given a name the certificate lacks (client.global.nomad, though the address is one it names)
+    stops at its first call, naming the name, and changes nothing."""
+    acl, tls = acl
+    env = ansible_env(NOMAD_ADDR=acl.address, NOMAD_TOKEN=acl.management, **acl.agent.tls_env)
+    named = run_local_module(
+        env, 'nomad_namespace', {'name': 'nzc-tls-named', 'tls_server_name': 'server.global.nomad'}
+    )
+    assert named.rc == 0 and named['changed'], named.output[-2000:]
+    before = acl.api('GET', '/v1/namespaces'), acl.api('GET', '/v1/acl/policies')
+    refused = acl.playbook(
+        play(
+            tls,
+            'nzc-tls-misnamed',
+            nomad_access_nomad_client_cert=str(tls.cert),
+            nomad_access_nomad_client_key=str(tls.key),
+            nomad_access_nomad_tls_server_name='client.global.nomad',
+        ),
+        env={},
+    )
+    assert refused.returncode == 2, refused.stdout[-3000:]
+    assert 'not verified as client.global.nomad, the name tls_server_name' in refused.stdout, refused.stdout[-3000:]
+    assert (acl.api('GET', '/v1/namespaces'), acl.api('GET', '/v1/acl/policies')) == before

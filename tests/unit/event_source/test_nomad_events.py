@@ -11,6 +11,7 @@ import yaml
 from ansible_collections.nomad_zfs.csi.extensions.eda.plugins.event_source import nomad_events
 from ansible_collections.nomad_zfs.csi.plugins.doc_fragments.nomad import ModuleDocFragment
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+from ansible_collections.nomad_zfs.csi.tests.unit.tls_server import https_server_named
 
 FRAMES = [
     json.loads(line) for line in (FIXTURES / 'nomad_event_stream_node_drain_1.11.3.ndjson').read_text().splitlines()
@@ -99,7 +100,7 @@ def test_the_tls_options_are_documented_as_the_modules_fragment_documents_them()
     # An event source cannot use a doc fragment: this keeps the two texts one.
     source = yaml.safe_load(nomad_events.DOCUMENTATION)['options']
     modules = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)['options']
-    for name in ('validate_certs', 'ca_cert', 'client_cert', 'client_key'):
+    for name in ('validate_certs', 'ca_cert', 'client_cert', 'client_key', 'tls_server_name'):
         assert source[name] == modules[name], name
 
 
@@ -176,3 +177,25 @@ def test_a_node_event_whose_node_id_is_no_uuid_is_dropped_before_a_rule_hands_it
     assert 'Dropped a NodeStreamEvent event at index 7: its node ID is no UUID' in caplog.text
     assert planted not in caplog.text
     assert not nomad_events.trusted_node(nomad_events.node_snapshot_event({'ID': planted}, 3))
+
+
+def test_tls_server_name_verifies_the_name_it_gives_in_place_of_the_addresss_host(tmp_path):
+    """The source's reads of an agent whose certificate names server.global.nomad alone, at 127.0.0.1: refused as
+    the address, and done with tls_server_name (or NOMAD_TLS_SERVER_NAME), as the modules do."""
+    import asyncio
+
+    import aiohttp
+
+    async def read(conf):
+        session, base = nomad_events.session_for(conf)
+        async with session:
+            return await nomad_events.Stream(session, base, conf, nomad_events.Lease()).read('/v1/jobs')
+
+    with https_server_named('server.global.nomad', tmp_path) as (addr, ca):
+        conf = nomad_events.settings({'nomad_addr': addr, 'ca_cert': ca}, {})
+        with pytest.raises(aiohttp.ClientConnectorCertificateError):
+            asyncio.run(read(conf))
+        named = nomad_events.settings(
+            {'nomad_addr': addr, 'ca_cert': ca}, {'NOMAD_TLS_SERVER_NAME': 'server.global.nomad'}
+        )
+        assert asyncio.run(read(named)) == ([], 0)

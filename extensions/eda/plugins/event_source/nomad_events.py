@@ -77,6 +77,15 @@ options:
   client_key:
     description: Key of O(client_cert). Falls back to E(NOMAD_CLIENT_KEY).
     type: path
+  tls_server_name:
+    description:
+      - The name to send and to verify in the agent's certificate, in place of the host of O(nomad_addr), as
+        C(nomad -tls-server-name) does. Falls back to E(NOMAD_TLS_SERVER_NAME).
+      - Nomad's own certificates (C(nomad tls cert create -server)) name C(server.<region>.nomad), C(localhost) and
+        C(127.0.0.1). With V(server.global.nomad), servers are reached by any address, and each proves that it is a
+        server of that region.
+    type: str
+    version_added: 0.3.0
   lock:
     description:
       - The path of a Nomad variable whose lock this source takes before it streams, and holds while it does, so
@@ -208,6 +217,7 @@ def settings(args: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
         'ca_cert': args.get('ca_cert') or environ.get('NOMAD_CACERT'),
         'client_cert': args.get('client_cert') or environ.get('NOMAD_CLIENT_CERT'),
         'client_key': args.get('client_key') or environ.get('NOMAD_CLIENT_KEY'),
+        'tls_server_name': args.get('tls_server_name') or environ.get('NOMAD_TLS_SERVER_NAME') or None,
         'idle_timeout': whole(args, 'idle_timeout', 45, HEARTBEAT + 1, 3600),
         'lock': args.get('lock') or '',
         'lock_namespace': args.get('lock_namespace') or 'default',
@@ -306,6 +316,11 @@ def tls_context(conf: dict[str, Any]) -> ssl.SSLContext | None:
     return context
 
 
+def server_name(conf: dict[str, Any]) -> dict[str, str]:
+    """A request's argument that has aiohttp send and verify tls_server_name in place of the address's host."""
+    return {'server_hostname': conf['tls_server_name']} if conf.get('tls_server_name') else {}
+
+
 def session_for(conf: dict[str, Any]) -> tuple[aiohttp.ClientSession, str]:
     """A session and the API's base URL; a unix:// address goes through its socket."""
     parts = urlsplit(conf['addr'])
@@ -346,13 +361,17 @@ class Stream(object):
 
     async def token_refusal(self) -> NomadRefused | None:
         """The refusal of the token itself, asked of Nomad; None where Nomad takes it (or has no ACLs)."""
-        async with self.session.get(self.base + '/v1/acl/token/self', timeout=aiohttp.ClientTimeout(total=10)) as r:
+        async with self.session.get(
+            self.base + '/v1/acl/token/self', timeout=aiohttp.ClientTimeout(total=10), **server_name(self.conf)
+        ) as r:
             return NomadRefused(refusal('%d %s' % (r.status, r.reason), self.conf)) if r.status in (401, 403) else None
 
     async def frames(self):
         """One connection's frames, from the index after the last one handed on, until Nomad ends it."""
         params = stream_query(self.conf, self.last + 1 if self.last else 0)
-        async with self.session.get(self.base + '/v1/event/stream', params=params, read_bufsize=LINE_LIMIT) as resp:
+        async with self.session.get(
+            self.base + '/v1/event/stream', params=params, read_bufsize=LINE_LIMIT, **server_name(self.conf)
+        ) as resp:
             if 400 <= resp.status < 500:
                 said = '%d %s' % (resp.status, resp.reason)
                 raise NomadRefused(refusal(said, self.conf, token=resp.status in (401, 403)))
@@ -372,7 +391,7 @@ class Stream(object):
     async def read(self, path: str) -> tuple[Any, int]:
         """One read of Nomad's API, and its index (X-Nomad-Index)."""
         params = [('region', self.conf['region'])] if self.conf['region'] else []
-        async with self.session.get(self.base + path, params=params) as resp:
+        async with self.session.get(self.base + path, params=params, **server_name(self.conf)) as resp:
             if resp.status in (401, 403):
                 raise NomadRefused(refusal('%d %s on %s' % (resp.status, resp.reason, path), self.conf))
             resp.raise_for_status()
@@ -440,7 +459,9 @@ class Lock(object):
         params = dict(params, namespace=self.conf['lock_namespace'])
         url = '%s/v1/var/%s' % (self.base, path)
         limit = aiohttp.ClientTimeout(total=max(timeout, 0.1))
-        async with self.session.request(method, url, params=params, json=body, timeout=limit) as resp:
+        async with self.session.request(
+            method, url, params=params, json=body, timeout=limit, **server_name(self.conf)
+        ) as resp:
             if resp.status in (401, 403):
                 raise NomadRefused(
                     'Nomad at %s refused the lock %s (%d %s): give nomad_token (or NOMAD_TOKEN) write on %s and %s/* '

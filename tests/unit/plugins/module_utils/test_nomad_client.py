@@ -11,6 +11,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import
     _unverified_certificate,
 )
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
+from ansible_collections.nomad_zfs.csi.tests.unit.tls_server import https_server_named
 
 PARAMS = dict(
     namespace='default',
@@ -116,3 +117,28 @@ def test_a_name_others_chose_stays_one_segment_of_the_path_in_its_own_namespace(
     for dotted in ('job/..', 'var/nomad-zfs-csi/moves/../../job/x', 'job/.'):
         with pytest.raises(NomadError, match='a . or .. segment'):
             client.delete(dotted)
+
+
+@pytest.fixture(scope='module')
+def agent_named_only_by_its_role(tmp_path_factory):
+    with https_server_named('server.global.nomad', tmp_path_factory.mktemp('tls')) as served:
+        yield served
+
+
+def test_tls_server_name_verifies_the_name_it_gives_in_place_of_the_addresss_host(agent_named_only_by_its_role):
+    """A certificate that names server.global.nomad alone, reached at 127.0.0.1: refused as the address, accepted as
+    tls_server_name says, and refused as another name, which the error gives."""
+    addr, ca = agent_named_only_by_its_role
+
+    def client(**params):
+        return NomadClient(dict(PARAMS, nomad_addr=addr, ca_cert=ca, timeout=5, **params))
+
+    with pytest.raises(NomadError) as by_address:
+        client().get('jobs')
+    assert 'IP address mismatch' in str(by_address.value) and 'tls_server_name' in str(by_address.value)
+    assert client(tls_server_name='server.global.nomad').get('jobs') == []
+    with pytest.raises(NomadError) as other:
+        client(tls_server_name='client.global.nomad').get('jobs')
+    said = str(other.value)
+    assert 'not verified as client.global.nomad, the name tls_server_name (or NOMAD_TLS_SERVER_NAME) gives' in said
+    assert "(hostname 'client.global.nomad' doesn't match 'server.global.nomad')" in said, said

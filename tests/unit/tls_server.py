@@ -1,0 +1,64 @@
+"""An HTTPS server on 127.0.0.1 whose certificate names one host name and no address, for the TLS name checks of
+the modules' client and of the event source; it answers every GET with an empty JSON list."""
+
+import contextlib
+import datetime
+import http.server
+import ssl
+import threading
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+def _issue(subject, key, issuer_key, ca, names=()):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+        .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'test CA')]))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if names:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.end_headers()
+        self.wfile.write(b'[]')
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def https_server_named(name, workdir):
+    """(address, CA file) of a server whose certificate, from a CA of its own, names name alone, as an agent's
+    certificate with no -additional-* names reached by an address."""
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    (workdir / 'ca.pem').write_bytes(_issue('test CA', ca_key, ca_key, True).public_bytes(serialization.Encoding.PEM))
+    cert = _issue(name, key, ca_key, False, [name])
+    (workdir / 'cert.pem').write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (workdir / 'key.pem').write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(workdir / 'cert.pem'), str(workdir / 'key.pem'))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield 'https://127.0.0.1:%d' % server.server_port, str(workdir / 'ca.pem')
+    finally:
+        server.shutdown()
+        server.server_close()
