@@ -52,6 +52,12 @@ try:
             kwargs.update(server_hostname=self._server_name, assert_hostname=self._server_name)
             super(_ServerNameAdapter, self).init_poolmanager(*args, **kwargs)
 
+        def proxy_manager_for(self, proxy, **proxy_kwargs):
+            # Through HTTPS_PROXY (a bastion's SOCKS proxy, as docs/deploy.md has it) too: requests makes those
+            # pools apart from init_poolmanager's.
+            proxy_kwargs.update(server_hostname=self._server_name, assert_hostname=self._server_name)
+            return super(_ServerNameAdapter, self).proxy_manager_for(proxy, **proxy_kwargs)
+
 except ImportError:
     HAS_NOMAD = False
     NOMAD_IMPORT_ERROR = traceback.format_exc()

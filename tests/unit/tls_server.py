@@ -1,9 +1,11 @@
 """An HTTPS server on 127.0.0.1 whose certificate names one host name and no address, for the TLS name checks of
-the modules' client and of the event source; it answers every GET with an empty JSON list."""
+the modules' client and of the event source; it answers every GET with an empty JSON list. And an HTTP CONNECT
+proxy, as HTTPS_PROXY names one."""
 
 import contextlib
 import datetime
 import http.server
+import socket
 import ssl
 import threading
 
@@ -62,3 +64,48 @@ def https_server_named(name, workdir):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _pipe(source, sink):
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def connect_proxy():
+    """(address, the CONNECT targets it was asked for) of a proxy that tunnels each CONNECT to its target."""
+    asked = []
+    listener = socket.create_server(('127.0.0.1', 0))
+
+    def serve():
+        while True:
+            try:
+                client = listener.accept()[0]
+            except OSError:
+                return
+            head = b''
+            while b'\r\n\r\n' not in head:
+                head += client.recv(4096)
+            target = head.split(b' ')[1].decode()
+            asked.append(target)
+            host, port = target.rsplit(':', 1)
+            upstream = socket.create_connection((host, int(port)))
+            client.sendall(b'HTTP/1.1 200 Connection established\r\n\r\n')
+            threading.Thread(target=_pipe, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield 'http://127.0.0.1:%d' % listener.getsockname()[1], asked
+    finally:
+        listener.close()

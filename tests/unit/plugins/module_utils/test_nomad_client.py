@@ -11,7 +11,7 @@ from ansible_collections.nomad_zfs.csi.plugins.module_utils._nomad_client import
     _unverified_certificate,
 )
 from ansible_collections.nomad_zfs.csi.tests.unit.captured import FIXTURES
-from ansible_collections.nomad_zfs.csi.tests.unit.tls_server import https_server_named
+from ansible_collections.nomad_zfs.csi.tests.unit.tls_server import connect_proxy, https_server_named
 
 PARAMS = dict(
     namespace='default',
@@ -142,3 +142,17 @@ def test_tls_server_name_verifies_the_name_it_gives_in_place_of_the_addresss_hos
     said = str(other.value)
     assert 'not verified as client.global.nomad, the name tls_server_name (or NOMAD_TLS_SERVER_NAME) gives' in said
     assert "(hostname 'client.global.nomad' doesn't match 'server.global.nomad')" in said, said
+
+
+def test_tls_server_name_holds_through_a_proxy_too(agent_named_only_by_its_role, monkeypatch):
+    """deploy.md reaches Nomad through a bastion's proxy (HTTPS_PROXY), for which requests makes pools of its own."""
+    addr, ca = agent_named_only_by_its_role
+    for name in ('NO_PROXY', 'no_proxy'):
+        monkeypatch.delenv(name, raising=False)
+    with connect_proxy() as (proxy, asked):
+        monkeypatch.setenv('HTTPS_PROXY', proxy)
+        params = dict(PARAMS, nomad_addr=addr, ca_cert=ca, timeout=5)
+        assert NomadClient(dict(params, tls_server_name='server.global.nomad')).get('jobs') == []
+        with pytest.raises(NomadError, match='not verified as client.global.nomad'):
+            NomadClient(dict(params, tls_server_name='client.global.nomad')).get('jobs')
+    assert asked and set(asked) == {addr[len('https://') :]}, asked
