@@ -49,13 +49,15 @@ try:
             super(_ServerNameAdapter, self).__init__()
 
         def init_poolmanager(self, *args, **kwargs):
-            kwargs.update(server_hostname=self._server_name, assert_hostname=self._server_name)
+            # server_hostname alone: urllib3 2 has OpenSSL check the certificate against it, as against the
+            # address's host (assert_hostname would move the check into urllib3, with other errors).
+            kwargs.update(server_hostname=self._server_name)
             super(_ServerNameAdapter, self).init_poolmanager(*args, **kwargs)
 
         def proxy_manager_for(self, proxy, **proxy_kwargs):
             # Through HTTPS_PROXY (a bastion's SOCKS proxy, as docs/deploy.md has it) too: requests makes those
             # pools apart from init_poolmanager's.
-            proxy_kwargs.update(server_hostname=self._server_name, assert_hostname=self._server_name)
+            proxy_kwargs.update(server_hostname=self._server_name)
             return super(_ServerNameAdapter, self).proxy_manager_for(proxy, **proxy_kwargs)
 
 except ImportError:
@@ -214,12 +216,8 @@ def _body(exc):
 
 def _unverified_certificate(exc):
     """Why the agent's certificate failed verification (an unknown CA, a name it does not hold), or None. requests
-    wraps the ssl module's error in two layers of its own and urllib3's; their text keeps OpenSSL's reason. With
-    tls_server_name, urllib3 checks the name itself, and says so in a CertificateError of its own."""
+    wraps the ssl module's error in two layers of its own and urllib3's; their text keeps OpenSSL's reason."""
     text = str(getattr(exc, 'nomad_resp', exc))
-    mismatch = re.search(r"CertificateError\([\"'](hostname .*? doesn't match .*?)[\"']\)", text)
-    if mismatch:
-        return mismatch.group(1).replace("\\'", "'")
     if 'CERTIFICATE_VERIFY_FAILED' not in text:
         return None
     reason = re.search(r'certificate verify failed: (.*?)\s*\(_ssl\.c', text)

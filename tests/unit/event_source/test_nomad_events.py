@@ -199,3 +199,6 @@ def test_tls_server_name_verifies_the_name_it_gives_in_place_of_the_addresss_hos
             {'nomad_addr': addr, 'ca_cert': ca}, {'NOMAD_TLS_SERVER_NAME': 'server.global.nomad'}
         )
         assert asyncio.run(read(named)) == ([], 0)
+    assert 'not client.global.nomad' in nomad_events.certificate_name_fix(
+        dict(conf, tls_server_name='client.global.nomad')
+    )

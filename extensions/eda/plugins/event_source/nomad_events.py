@@ -321,6 +321,13 @@ def server_name(conf: dict[str, Any]) -> dict[str, str]:
     return {'server_hostname': conf['tls_server_name']} if conf.get('tls_server_name') else {}
 
 
+def certificate_name_fix(conf: dict[str, Any]) -> str:
+    """What to give so that the certificate's names and the name checked agree."""
+    if conf.get('tls_server_name'):
+        return 'a tls_server_name (or NOMAD_TLS_SERVER_NAME) it holds, not %s' % conf['tls_server_name']
+    return 'a nomad_addr whose host it names, or tls_server_name (or NOMAD_TLS_SERVER_NAME) set to a name it holds'
+
+
 def session_for(conf: dict[str, Any]) -> tuple[aiohttp.ClientSession, str]:
     """A session and the API's base URL; a unix:// address goes through its socket."""
     parts = urlsplit(conf['addr'])
@@ -434,7 +441,7 @@ class Stream(object):
             except aiohttp.ClientConnectorCertificateError as e:
                 raise NomadRefused(
                     'Nomad at %s: its certificate was not verified (%s): give ca_cert (or NOMAD_CACERT) the CA that '
-                    'signed it' % (conf['addr'], e.certificate_error)
+                    'signed it, and %s' % (conf['addr'], e.certificate_error, certificate_name_fix(conf))
                 ) from None
             except (aiohttp.ClientError, asyncio.TimeoutError, json.JSONDecodeError) as e:
                 LOGGER.warning(
