@@ -96,8 +96,8 @@ class NomadClient(object):
         verify = (params['ca_cert'] or True) if params['validate_certs'] else False
         cert = (params['client_cert'], params['client_key']) if params['client_cert'] else ()
         session = requests.Session()
-        if params.get('tls_server_name'):
-            session.mount('https://', _ServerNameAdapter(params['tls_server_name']))
+        if self.server_name:
+            session.mount('https://', _ServerNameAdapter(self.server_name))
         self._requester = _Requester(
             session=session,
             address=self.addr,
