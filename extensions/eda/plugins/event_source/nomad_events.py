@@ -217,6 +217,7 @@ def settings(args: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
         'ca_cert': args.get('ca_cert') or environ.get('NOMAD_CACERT'),
         'client_cert': args.get('client_cert') or environ.get('NOMAD_CLIENT_CERT'),
         'client_key': args.get('client_key') or environ.get('NOMAD_CLIENT_KEY'),
+        # None for aiohttp's server_hostname: the address's host.
         'tls_server_name': args.get('tls_server_name') or environ.get('NOMAD_TLS_SERVER_NAME') or None,
         'idle_timeout': whole(args, 'idle_timeout', 45, HEARTBEAT + 1, 3600),
         'lock': args.get('lock') or '',
@@ -316,11 +317,6 @@ def tls_context(conf: dict[str, Any]) -> ssl.SSLContext | None:
     return context
 
 
-def server_name(conf: dict[str, Any]) -> dict[str, str]:
-    """A request's argument that has aiohttp send and verify tls_server_name in place of the address's host."""
-    return {'server_hostname': conf['tls_server_name']} if conf.get('tls_server_name') else {}
-
-
 def certificate_name_fix(conf: dict[str, Any]) -> str:
     """What to give so that the certificate's names and the name checked agree."""
     if conf.get('tls_server_name'):
@@ -369,7 +365,9 @@ class Stream(object):
     async def token_refusal(self) -> NomadRefused | None:
         """The refusal of the token itself, asked of Nomad; None where Nomad takes it (or has no ACLs)."""
         async with self.session.get(
-            self.base + '/v1/acl/token/self', timeout=aiohttp.ClientTimeout(total=10), **server_name(self.conf)
+            self.base + '/v1/acl/token/self',
+            timeout=aiohttp.ClientTimeout(total=10),
+            server_hostname=self.conf['tls_server_name'],
         ) as r:
             return NomadRefused(refusal('%d %s' % (r.status, r.reason), self.conf)) if r.status in (401, 403) else None
 
@@ -377,7 +375,10 @@ class Stream(object):
         """One connection's frames, from the index after the last one handed on, until Nomad ends it."""
         params = stream_query(self.conf, self.last + 1 if self.last else 0)
         async with self.session.get(
-            self.base + '/v1/event/stream', params=params, read_bufsize=LINE_LIMIT, **server_name(self.conf)
+            self.base + '/v1/event/stream',
+            params=params,
+            read_bufsize=LINE_LIMIT,
+            server_hostname=self.conf['tls_server_name'],
         ) as resp:
             if 400 <= resp.status < 500:
                 said = '%d %s' % (resp.status, resp.reason)
@@ -398,7 +399,9 @@ class Stream(object):
     async def read(self, path: str) -> tuple[Any, int]:
         """One read of Nomad's API, and its index (X-Nomad-Index)."""
         params = [('region', self.conf['region'])] if self.conf['region'] else []
-        async with self.session.get(self.base + path, params=params, **server_name(self.conf)) as resp:
+        async with self.session.get(
+            self.base + path, params=params, server_hostname=self.conf['tls_server_name']
+        ) as resp:
             if resp.status in (401, 403):
                 raise NomadRefused(refusal('%d %s on %s' % (resp.status, resp.reason, path), self.conf))
             resp.raise_for_status()
@@ -467,7 +470,7 @@ class Lock(object):
         url = '%s/v1/var/%s' % (self.base, path)
         limit = aiohttp.ClientTimeout(total=max(timeout, 0.1))
         async with self.session.request(
-            method, url, params=params, json=body, timeout=limit, **server_name(self.conf)
+            method, url, params=params, json=body, timeout=limit, server_hostname=self.conf['tls_server_name']
         ) as resp:
             if resp.status in (401, 403):
                 raise NomadRefused(
