@@ -5,7 +5,7 @@ VENV := .venv/bin
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
 export PATH := $(CURDIR)/$(VENV):$(PATH)
 
-.PHONY: setup test test-extended unit sanity lint changelog pack rules integration integration-host integration-vm integration-vm-a integration-vm-b molecule demo vm-start vm-stop nomad-start nomad-stop bench
+.PHONY: setup test test-extended unit sanity lint changelog pack rules controller-lines integration integration-host integration-vm integration-vm-a integration-vm-b molecule demo vm-start vm-stop nomad-start nomad-stop bench
 
 setup:
 	bash scripts/setup.sh
@@ -43,6 +43,17 @@ changelog:
 
 pack:
 	$(VENV)/pytest -q -p no:cacheprovider tests/pack
+
+## The controller lines above the venv's (ansible-core 2.20 and 2.21 on Python 3.13, in the Debian 13 root of
+## scripts/controller-line.sh): on each, the unit tests, ansible-test sanity and units, and ansible-lint. The stack's
+## site.yml runs on the newest (docs/testing.md, Controller lines).
+CONTROLLER_LINE_CHECKS := pytest -q -p no:cacheprovider tests/unit; bash scripts/ansible-test.sh sanity; \
+	bash scripts/ansible-test.sh units; ansible-lint --profile production
+controller-lines:
+	set -e; for line in $$(bash scripts/controller-line.sh lines); do \
+		echo "controller line: ansible-core $$line"; \
+		bash scripts/controller-line.sh run "$$line" bash -ec '$(CONTROLLER_LINE_CHECKS)'; \
+	done
 
 ## The zfs_metrics role's alert rules: promtool (Debian's, tests/tools/install-promtool.sh) checks them and runs their
 ## unit tests, tests/rules/*.test.yml.

@@ -3,7 +3,8 @@
 # VM of one vCPU (integration-vm-a, then with NZC_EXTENDED=1 Molecule, which reuses its VM; integration-vm-b,
 # prefixed "[vm-b]"), and
 # the checks that need no VM (unit, sanity, lint, changelog, pack, rules, the integration tests against Nomad agents on
-# this host; prefixed "[host]"). Each lane stops at its first failure; all lanes always finish.
+# this host, the controller lines' checks; prefixed "[host]"). Each lane stops at its first failure; all lanes always
+# finish.
 # Two VMs of two vCPUs each slowed both about twofold on this 2-core host (four vCPUs on two cores); of one vCPU
 # each, the same guest work took as long side by side as alone (docs/testing.md).
 set -uo pipefail
@@ -18,7 +19,7 @@ rm -rf "$logs" && mkdir -p "$logs"
 
 # The VM lanes are the longer ones, and their first site.yml runs while sanity and lint take both cores (once a
 # plugin was not healthy within 300 s then): the host lane runs niced.
-(renice -n 10 -p "$BASHPID" >/dev/null; make --no-print-directory unit sanity lint changelog pack rules integration-host 2>&1 | sed -u 's/^/[host] /' | tee "$logs/host") &
+(renice -n 10 -p "$BASHPID" >/dev/null; make --no-print-directory unit sanity lint changelog pack rules integration-host controller-lines 2>&1 | sed -u 's/^/[host] /' | tee "$logs/host") &
 host=$!
 (make --no-print-directory integration-vm-b 2>&1 | sed -u 's/^/[vm-b] /' | tee "$logs/vm-b") &
 vm_b=$!

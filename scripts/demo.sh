@@ -99,7 +99,7 @@ from_replica=$(bash tests/zfsvm/zfsvm.sh ssh "mkdir -p /mnt/demo-replica && moun
 echo "read from $replica: $from_replica"
 [ "$from_replica" = "$written" ] || { echo "demo: the replica holds another file than the one written" >&2; exit 1; }
 # Volume demo's own recovery point, and the worst over the parent (the figure a playbook's failed_when reads).
-.venv/bin/ansible zfsvm -i inventories/local -m nomad_zfs.csi.zfs_replication_info -o \
+.venv/bin/ansible zfsvm -i inventories/local -m nomad_zfs.csi.zfs_replication_info \
   -a '{"host": "127.0.0.1", "parent": "tank/nomad/csi", "target": "backup/replica/127.0.0.1/tank/nomad/csi"}' \
   | python3 -c 'import json, sys
 r = json.loads(sys.stdin.read().split("=> ", 1)[1])

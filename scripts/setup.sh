@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests and the demo need on a fresh Debian 12 machine:
-# apt packages, the Python venv, Nomad and nomad-pack, democratic-csi, promtool and the ZFS
-# VM image. Safe to run again; all
+# apt packages, the Python venv, Nomad and nomad-pack, democratic-csi, promtool, the ZFS
+# VM image and the controller lines' Debian 13 root. Safe to run again; all
 # expensive results are cached under ~/.cache/nomad-zfs-csi keyed by their inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +56,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 
+# The Debian 13 root of the controller lines above the venv's (about 90 s cold).
+bash scripts/controller-line.sh build >/dev/null
 bash tests/tools/build-go-tools.sh
 bash tests/tools/install-democratic-csi.sh >/dev/null
 bash tests/tools/install-promtool.sh >/dev/null

@@ -63,8 +63,10 @@ path:
   returned: always
   type: str
   sample: nomad/jobs/zfs-controller
-keys:
-  description: Item names the variable holds after the task (values are never returned).
+item_keys:
+  description:
+    - Item names the variable holds after the task (values are never returned).
+    - Named C(keys) before 0.3.0, which Jinja's dot notation cannot reach (it finds the dictionary's method).
   returned: always
   type: list
   elements: str
@@ -114,7 +116,11 @@ def converge(module, path):
             index = answer.get('ModifyIndex', index)
     changed = bool(plan.steps)
     result = dict(
-        changed=changed, path=path, keys=plan.predicted['keys'], changed_keys=plan.changed_fields, modify_index=index
+        changed=changed,
+        path=path,
+        item_keys=plan.predicted['keys'],
+        changed_keys=plan.changed_fields,
+        modify_index=index,
     )
     if module._diff:
         result['diff'] = dict(

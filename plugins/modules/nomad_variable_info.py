@@ -54,8 +54,10 @@ path:
   returned: always
   type: str
   sample: nomad-access/tokens/csi-operator
-items:
-  description: The variable's items, values included; empty when it does not exist.
+item_values:
+  description:
+    - The variable's items, names to values; empty when it does not exist.
+    - Named C(items) before 0.3.0, which Jinja's dot notation cannot reach (it finds the dictionary's method).
   returned: always
   type: dict
   sample: {"secret": "..."}
@@ -82,7 +84,7 @@ def read(module, path):
         changed=False,
         exists=current is not None,
         path=path,
-        items=(current or {}).get('Items') or {},
+        item_values=(current or {}).get('Items') or {},
         modify_index=(current or {}).get('ModifyIndex', 0),
     )
 

@@ -26,6 +26,8 @@ VERSION = re.search(r'^version: (\S+)$', (REPO / 'galaxy.yml').read_text(), re.M
 CACHE = Path(os.environ.get('NOMAD_ZFS_CSI_CACHE', Path.home() / '.cache' / 'nomad-zfs-csi'))
 # The Ansible that belongs to the interpreter running the tests.
 BIN = Path(sys.executable).parent
+# The controller lines above the venv's, each in the Debian 13 root of scripts/controller-line.sh.
+CONTROLLER_LINE = REPO / 'scripts' / 'controller-line.sh'
 # Counts every zfs process a module starts; the modules find it first on PATH. Other users (syncoid as the
 # replication user) cannot write root's log, and their zfs must print nothing of the wrapper's: syncoid reads
 # `zfs get`'s first line, stderr included. A task run with NZC_CASE in its environment has its calls prefixed
@@ -95,14 +97,38 @@ def ansible_env(**extra):
     return env
 
 
-def mitogen_env():
+def mitogen_env(line=None):
     """Ansible settings for the tests' playbooks against the VM: mitogen's strategy keeps one Python in the guest
     for the whole play, where the linear strategy starts one per task, which compiles Ansible's module_utils anew
-    each time and takes seconds on the emulated CPU. One-module `ansible` runs gain nothing from it and keep linear."""
-    import ansible_mitogen
+    each time and takes seconds on the emulated CPU. One-module `ansible` runs gain nothing from it and keep linear.
+    With a controller line, its own mitogen, at the path its root shows (its Python's packages, not the venv's)."""
+    if line is None:
+        import ansible_mitogen
 
-    plugins = Path(ansible_mitogen.__file__).parent / 'plugins' / 'strategy'
+        plugins = Path(ansible_mitogen.__file__).parent / 'plugins' / 'strategy'
+    else:
+        root = Path(run_checked(['bash', str(CONTROLLER_LINE), 'build']).stdout.strip()) / 'root'
+        found = root.glob('opt/ansible-%s/lib/python3*/site-packages/ansible_mitogen/plugins/strategy' % line)
+        plugins = Path('/') / next(found).relative_to(root)
     return {'ANSIBLE_STRATEGY_PLUGINS': str(plugins), 'ANSIBLE_STRATEGY': 'mitogen_linear'}
+
+
+def run_checked(argv):
+    ran = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return ran
+
+
+def newest_line():
+    """The newest controller line: the stack's site.yml runs on it (docs/testing.md, Controller lines)."""
+    return run_checked(['bash', str(CONTROLLER_LINE), 'lines']).stdout.split()[-1]
+
+
+def ansible_program(name, line=None):
+    """The argv that starts one of Ansible's programs: the venv's, or a controller line's in its root."""
+    if line is None:
+        return [str(BIN / name)]
+    return ['bash', str(CONTROLLER_LINE), 'run', line, name]
 
 
 class LocalResult(dict):
@@ -156,6 +182,11 @@ def failed_tasks(stdout):
 def playbook_said(run):
     """A failed run, for an assertion's message: its failed tasks, then the end of its output."""
     return '%s\n%s%s' % (failed_tasks(run.stdout), run.stdout[-5000:], run.stderr[-2000:])
+
+
+def deprecations(run):
+    """The deprecation warnings an Ansible run printed, the first line of each."""
+    return re.findall(r'\[DEPRECATION WARNING\].*', run.stdout + run.stderr)
 
 
 def changed(run):

@@ -4,6 +4,7 @@ variable; and ansible-playbook accepts it for each playbook with --syntax-check.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,10 +93,12 @@ def test_the_playbooks_accept_it(playbook):
 
 def rendered(sources, expression):
     """expression templated for every host of the inventory sources, as the roles see it: {host: value}."""
-    run = ansible('ansible', 'all', '-o', *('-i%s' % s for s in sources), '-m', 'debug', '-a', 'msg=' + expression)
-    # One line a host: `<host> | SUCCESS => {...}`.
-    lines = (line.split(' | SUCCESS => ', 1) for line in run.stdout.splitlines())
-    return {host: json.loads(result)['msg'] for host, result in lines}
+    run = ansible('ansible', 'all', *('-i%s' % s for s in sources), '-m', 'debug', '-a', 'msg=' + expression)
+    # `<host> | SUCCESS => {...}` a host, its JSON on the lines that follow (-o, the oneline callback that put it on
+    # one, goes in ansible-core 2.23).
+    decoder = json.JSONDecoder()
+    starts = re.finditer(r'^(\S+) \| SUCCESS => ', run.stdout, re.M)
+    return {start.group(1): decoder.raw_decode(run.stdout, start.end())[0]['msg'] for start in starts}
 
 
 def test_each_pull_is_of_a_parent_its_primary_snapshots_into_the_parent_its_plugin_adopts_from(tmp_path):

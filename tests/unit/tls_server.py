@@ -26,7 +26,17 @@ def _issue(subject, key, issuer_key, ca, names=()):
         .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        # Key identifiers, as Nomad's own certificates (Go's x509) have them: Python 3.13's default context
+        # (VERIFY_X509_STRICT) refuses a certificate with no Authority Key Identifier.
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False)
     )
+    if ca:
+        usage = dict.fromkeys(('content_commitment', 'key_encipherment', 'data_encipherment', 'key_agreement'), False)
+        usage.update(encipher_only=False, decipher_only=False)
+        builder = builder.add_extension(
+            x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, **usage), critical=True
+        )
     if names:
         builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), False)
     return builder.sign(issuer_key, hashes.SHA256())

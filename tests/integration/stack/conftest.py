@@ -15,14 +15,18 @@ from zfsvm_client import (
     REPO,
     STOP_BACKUPS,
     ansible_env,
+    ansible_program,
+    deprecations,
     killed_at,
     management_token,
     mitogen_env,
+    newest_line,
     playbook_said,
     run_local_module,
 )
 
 NOMAD_DEV = REPO / 'scripts' / 'nomad-dev.sh'
+NEWEST_LINE = newest_line()
 
 
 class Stack(object):
@@ -164,21 +168,23 @@ class Stack(object):
         )
         assert ran.returncode == 0, ran.stdout + ran.stderr
 
-    def playbook_env(self, mitogen, token):
+    def playbook_env(self, mitogen, token, line=None):
         """The playbooks' environment: no token but the one given (NOMAD_TOKEN), mitogen's settings if asked."""
-        return dict(self.base_env, **(mitogen_env() if mitogen else {}), **({'NOMAD_TOKEN': token} if token else {}))
+        mitogen = mitogen_env(line) if mitogen else {}
+        return dict(self.base_env, **mitogen, **({'NOMAD_TOKEN': token} if token else {}))
 
-    def playbook(self, path, *flags, extra=None, mitogen=True, token=None):
+    def playbook(self, path, *flags, extra=None, mitogen=True, token=None, line=None):
         """A playbook with the local inventory as `make demo` runs it (no token in the environment, unless given
         one for NOMAD_TOKEN), with ansible-playbook's flags and extra vars, given in a file so that no secret is in
-        any process's argv; under mitogen's strategy unless told (mitogen_env)."""
+        any process's argv; under mitogen's strategy unless told (mitogen_env); on the venv's Ansible, or on a
+        controller line's."""
         with tempfile.NamedTemporaryFile('w', suffix='.json') as extra_file:
             json.dump(extra or {}, extra_file)
             extra_file.flush()
-            argv = [str(BIN / 'ansible-playbook'), '-i', str(REPO / 'inventories' / 'local'), str(path)]
+            argv = ansible_program('ansible-playbook', line) + ['-i', str(REPO / 'inventories' / 'local'), str(path)]
             return subprocess.run(
                 argv + ['-e', '@' + extra_file.name] + list(flags),
-                env=self.playbook_env(mitogen, token),
+                env=self.playbook_env(mitogen, token, line),
                 capture_output=True,
                 text=True,
                 timeout=1800,
@@ -195,7 +201,9 @@ class Stack(object):
             return killed_at(argv + ['-e', '@' + extra_file.name], self.playbook_env(True, token), task)
 
     def site(self, *flags, extra=None, mitogen=True):
-        return self.playbook(REPO / 'playbooks' / 'site.yml', *flags, extra=extra, mitogen=mitogen)
+        """site.yml on the newest controller line: its converge, its check mode and its second run changed=0 there,
+        the modules' own tests on the venv's line (docs/testing.md, Controller lines)."""
+        return self.playbook(REPO / 'playbooks' / 'site.yml', *flags, extra=extra, mitogen=mitogen, line=NEWEST_LINE)
 
     def csi_plugin_role(self, extra):
         """The csi_plugin role alone (csi_plugin_only.yml), with these extra vars."""
@@ -265,6 +273,8 @@ def stack(vm):
     try:
         site = stack.site()
         assert site.returncode == 0, playbook_said(site)
+        # On the newest line, whatever falls due in a later one shows first.
+        assert deprecations(site) == []
         yield stack
     finally:
         if not vm.ending():

@@ -10,7 +10,7 @@ def test_create_check_update_remove_without_showing_values(run_local, stack):
     assert stack.nomad('var', 'get', path, check=False).returncode != 0  # check mode wrote nothing
 
     made = run_local('nomad_variable', {'path': path, 'items': {'key': SECRET}}, diff=True)
-    assert made['changed'] and made['keys'] == ['key'] and made['modify_index'] > 0
+    assert made['changed'] and made['item_keys'] == ['key'] and made['modify_index'] > 0
     assert '+    "key": "<hidden, after>"' in made.output, made.output
     assert stack.get('/v1/var/' + path)['Items'] == {'key': SECRET}
 

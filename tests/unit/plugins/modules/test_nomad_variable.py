@@ -20,7 +20,7 @@ def test_create_writes_with_cas_zero_and_check_mode_writes_nothing(run_main, nom
     assert checked['diff']['after'] == {'key': '<hidden, after>'}
     nomad.handlers[('put', 'var/' + PATH)] = lambda body, params: {'ModifyIndex': 42}
     made = run_main(nomad_variable, {'path': PATH, 'items': {'key': SECRET}})
-    assert made['changed'] and made['modify_index'] == 42
+    assert made['changed'] and made['modify_index'] == 42 and made['item_keys'] == ['key']
     assert [(c[0], c[1]) for c in nomad.writes()] == [('put', 'var/' + PATH)]
     assert nomad.writes()[0][2]['Items'] == {'key': SECRET}
     assert SECRET not in repr(checked) + repr(made)

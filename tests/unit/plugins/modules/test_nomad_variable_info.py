@@ -24,13 +24,13 @@ def nomad(monkeypatch):
 def test_the_items_of_a_variable_in_one_read(run_main, nomad):
     found = run_main(nomad_variable_info, {'path': '/nomad-access/tokens/csi-operator'}, check=True)
     assert found['exists'] and found['changed'] is False and found['modify_index'] == 42
-    assert found['items'] == READ['Items'] and found['path'] == 'nomad-access/tokens/csi-operator'
+    assert found['item_values'] == READ['Items'] and found['path'] == 'nomad-access/tokens/csi-operator'
     assert [c[:2] for c in nomad.calls] == [('get', 'var/nomad-access/tokens/csi-operator')]
 
 
 def test_a_missing_variable_is_not_an_error(run_main, nomad):
     missing = run_main(nomad_variable_info, {'path': 'nomad-access/tokens/nobody'})
-    assert missing['exists'] is False and missing['items'] == {} and missing['modify_index'] == 0
+    assert missing['exists'] is False and missing['item_values'] == {} and missing['modify_index'] == 0
 
 
 def test_a_bad_path_is_refused_before_any_call(run_main, nomad):
