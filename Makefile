@@ -72,12 +72,14 @@ integration-host:
 	$(VENV)/pytest -q -p no:cacheprovider --durations=10 $(HOST_ONLY)
 
 # The VM's tests in two parts of about equal time, each on a VM and a stack of its own, so that make test runs
-# them side by side (scripts/checks.sh): the second part's VM has its own run dir and Nomad port.
+# them side by side (scripts/checks.sh): the second part's VM has its own run dir and Nomad port, and runs Debian 13
+# with OpenZFS 2.4 (trixie-backports), where the first runs Debian 12 with OpenZFS 2.3 (README, What it runs on).
 # In the order of a run of all of them: the two nodes' package last. The first part's last package is the example on
 # separate hosts (tests/integration/conftest.py orders it).
 VM_B_TESTS := tests/integration/replication tests/integration/stack/test_csi_plugin_recovery.py \
-	tests/integration/stack/test_docker_plugin.py tests/integration/stack/two_nodes
-VM_B_ENV := ZFSVM_RUN_DIR=$${NOMAD_ZFS_CSI_CACHE:-$$HOME/.cache/nomad-zfs-csi}/zfsvm/run-b ZFSVM_NOMAD_PORT=4656
+	tests/integration/stack/test_openzfs_24.py tests/integration/stack/test_docker_plugin.py tests/integration/stack/two_nodes
+VM_B_ENV := ZFSVM_RUN_DIR=$${NOMAD_ZFS_CSI_CACHE:-$$HOME/.cache/nomad-zfs-csi}/zfsvm/run-b ZFSVM_NOMAD_PORT=4656 \
+	ZFSVM_RELEASE=trixie
 
 ## Every test on the VM: both parts, one after the other.
 integration-vm: integration-vm-a integration-vm-b

@@ -142,9 +142,11 @@ start() {
   make_tls
   make_chroot
   agent_config "${a##*:}" | bash "$ZFSVM" ssh "mkdir -p /etc/nzc && cat >/etc/nzc/nomad.hcl"
-  # A transient systemd unit outlives this SSH session and is stopped by name.
+  # A transient systemd unit outlives this SSH session and is stopped by name. Its PATH has /bin, where the exec
+  # tasks' chroot tree keeps their commands: Debian 13's systemd gives services none (a usr-merged system), and a
+  # task inherits the agent's (the pack's README, Client requirements).
   bash "$ZFSVM" ssh "systemctl reset-failed nzc-nomad 2>/dev/null; systemd-run --unit=nzc-nomad --collect \
-    /opt/nzc/bin/nomad agent -dev -config /etc/nzc/nomad.hcl >/dev/null 2>&1"
+    --setenv=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /opt/nzc/bin/nomad agent -dev -config /etc/nzc/nomad.hcl >/dev/null 2>&1"
   local bootstrapped=""
   for _ in $(seq 180); do
     if [ -z "$bootstrapped" ] && up; then bootstrap "$a" && bootstrapped=1; fi

@@ -25,9 +25,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The VM image (debootstrap, a DKMS build of OpenZFS) is the longest step when cold, about 19 minutes on a 2-core
-# machine: it starts first, and the venv, the Go builds and democratic-csi run beside it.
-bash tests/zfsvm/zfsvm.sh build-base &
+# The VM images (debootstrap, a DKMS build of OpenZFS), Debian 12's and Debian 13's (make test's second VM), are the
+# longest step when cold: they start first, one after the other (each build takes both cores), and the venv, the Go
+# builds and democratic-csi run beside them.
+RELEASES="bookworm trixie"
+(for release in $RELEASES; do ZFSVM_RELEASE=$release bash tests/zfsvm/zfsvm.sh build-base || exit; done) &
 image=$!
 
 # The venv is keyed by the requirements (the collection's and the tests') and the interpreter, and linked as .venv.
@@ -61,7 +63,8 @@ bash scripts/controller-line.sh build >/dev/null
 bash tests/tools/build-go-tools.sh
 bash tests/tools/install-democratic-csi.sh >/dev/null
 bash tests/tools/install-promtool.sh >/dev/null
-wait "$image" || { log "the VM image build failed"; exit 1; }
-# Its container layer (docker.io and democratic-csi's image, about 4 minutes cold) needs the image and democratic-csi.
-bash tests/zfsvm/zfsvm.sh build
+wait "$image" || { log "a VM image build failed"; exit 1; }
+# Their container layers (docker.io and democratic-csi's image, about 4 minutes each cold) need the images and
+# democratic-csi.
+for release in $RELEASES; do ZFSVM_RELEASE=$release bash tests/zfsvm/zfsvm.sh build; done
 log "ready"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A small Debian 12 VM with real OpenZFS, for tests and the local default stack.
+# A small Debian VM (12 by default, 13 with ZFSVM_RELEASE=trixie) with real OpenZFS, for tests and the local default
+# stack.
 #
 #   zfsvm.sh build    build (or reuse) the cached image and its container layer
 #   zfsvm.sh build-base  the image alone (scripts/setup.sh, beside its other builds; the layer needs their Node)
@@ -21,7 +22,10 @@
 # rebuilds it, editing start/stop does not.
 set -euo pipefail
 
-ZFS_SUITE=${ZFS_SUITE:-bookworm-backports}   # bookworm gives zfs 2.1.x
+# The guest's Debian release: bookworm (12) or trixie (13). Each has an image of its own, and each of OpenZFS from its
+# backports (bookworm's own gives 2.1, trixie's 2.3; bookworm-backports 2.3, trixie-backports 2.4).
+RELEASE=${ZFSVM_RELEASE:-bookworm}
+ZFS_SUITE=${ZFS_SUITE:-$RELEASE-backports}
 CACHE=${NOMAD_ZFS_CSI_CACHE:-$HOME/.cache/nomad-zfs-csi}
 RUN_DIR=${ZFSVM_RUN_DIR:-$CACHE/zfsvm/run}
 POOL=${ZFSVM_POOL:-tank}
@@ -76,13 +80,13 @@ build() {
   m=$(mirror)
   # Unmount the chroot's pseudo filesystems whatever happens.
   trap 'for d in dev/pts dev proc sys; do umount -l "$root/$d" 2>/dev/null || true; done' RETURN
-  log "debootstrap bookworm from $m"
-  debootstrap --variant=minbase --include="$PACKAGES" bookworm "$root" "$m" >"$work/debootstrap.log" 2>&1 \
+  log "debootstrap $RELEASE from $m"
+  debootstrap --variant=minbase --include="$PACKAGES" "$RELEASE" "$root" "$m" >"$work/debootstrap.log" 2>&1 \
     || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed (log: $work/debootstrap.log)"; }
   cat >"$root/etc/apt/sources.list" <<SRC
-deb $m bookworm main contrib
-deb $m bookworm-updates main contrib
-deb $m bookworm-backports main contrib
+deb $m $RELEASE main contrib
+deb $m $RELEASE-updates main contrib
+deb $m $RELEASE-backports main contrib
 SRC
   for d in proc sys dev dev/pts; do mount --bind "/$d" "$root/$d"; done
   printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"; chmod +x "$root/usr/sbin/policy-rc.d"
@@ -127,6 +131,8 @@ SRC
 # the names the tests use. Kept apart from the base image, whose DKMS build
 # takes most of twenty minutes; keyed by the base image, this recipe and the images.
 LAYER_PACKAGES="docker.io apparmor targetcli-fb dbus open-iscsi prometheus-node-exporter systemd-container"
+# Debian 13 ships docker's client apart from its daemon (docker.io only recommends it).
+[ "$RELEASE" = bookworm ] || LAYER_PACKAGES="$LAYER_PACKAGES docker-cli"
 DCSI_IMAGE=democraticcsi/democratic-csi:v1.9.4-local
 BUSYBOX_IMAGE=nzc/busybox:local
 
@@ -135,7 +141,7 @@ layer() {
   images=$(bash "$(dirname "${BASH_SOURCE[0]}")/images.sh")
   key=$( { echo "$KEY $LAYER_PACKAGES $DCSI_IMAGE $BUSYBOX_IMAGE $(basename "$images")"; declare -f layer_build; } \
     | sha256sum | cut -c1-16)
-  LAYER_DIR=$CACHE/zfsvm/layer-$key
+  LAYER_DIR=$CACHE/zfsvm/layer-$RELEASE-$key
   [ -f "$LAYER_DIR/ready" ] || layer_build "$images"
 }
 
@@ -179,7 +185,8 @@ layer_build() {
     { [ -f "$work/qemu.pid" ] && kill -0 "$(cat "$work/qemu.pid")" 2>/dev/null; } || break
     sleep 1
   done
-  find "$CACHE/zfsvm" -maxdepth 1 -name 'layer-*' -type d -exec rm -rf {} +
+  # The other release's layer stays: make test boots both.
+  find "$CACHE/zfsvm" -maxdepth 1 -name "layer-$RELEASE-*" -type d -exec rm -rf {} +
   rm -f "$work/id_ed25519" "$work/port" "$work/qemu.pid"
   mv "$work" "$LAYER_DIR"; touch "$LAYER_DIR/ready"
   trap - EXIT
@@ -331,8 +338,8 @@ status() {
     "$(cat "$RUN_DIR/port")" "$RUN_DIR/id_ed25519" "$POOL" "https://127.0.0.1:$(cat "$RUN_DIR/nomad_port" 2>/dev/null || echo "$NOMAD_PORT")"
 }
 
-KEY=$( { declare -f build mirror; echo "$PACKAGES $ZFS_SUITE"; } | sha256sum | cut -c1-16)
-IMAGE_DIR=$CACHE/zfsvm/image-$KEY
+KEY=$( { declare -f build mirror; echo "$PACKAGES $RELEASE $ZFS_SUITE"; } | sha256sum | cut -c1-16)
+IMAGE_DIR=$CACHE/zfsvm/image-$RELEASE-$KEY
 
 cmd=${1:-status}; shift || true
 # start, stop and build change shared state; concurrent callers (a test run and

@@ -65,6 +65,7 @@ UNIT = """[Unit]
 Description=Nomad
 After=network-online.target
 [Service]
+Environment=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ExecStart=/opt/nzc/bin/nomad agent -config /etc/nomad.d/nomad.hcl
 KillMode=process
 Restart=on-failure

@@ -84,7 +84,11 @@ def plugin_role(stack, **extra):
 # fence watchdog's unit names the agent's (Before=), which keeps a dead transient unit loaded, and systemd-run then
 # cannot make it again.
 RUNTIME_UNIT = '/run/systemd/system/%s.service' % UNIT
-AGENT_UNIT = '[Service]\nExecStart=/opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl\n'
+# With /bin in PATH, as scripts/nomad-dev.sh's agent.
+AGENT_UNIT = (
+    '[Service]\nEnvironment=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n'
+    'ExecStart=/opt/nzc/bin/nomad agent -config /etc/nzc/nomad-b.hcl\n'
+)
 
 
 def start(vm):
