@@ -11,7 +11,7 @@ setup:
 	bash scripts/setup.sh
 
 ## The README's test command: set-up, then every check in two lanes side by side (scripts/checks.sh):
-## unit, sanity, lint, changelog, pack, rules and integration-host beside integration-vm and molecule.
+## unit, sanity, lint, changelog, pack, rules, integration-host and controller-lines beside integration-vm and molecule.
 test: setup
 	bash scripts/checks.sh
 

